@@ -1,0 +1,38 @@
+# Two commands for a fresh machine:
+#   make run    install everything, then run the main job (QAOA Max-Cut on the embedded default)
+#   make test   install what tests need, then run them
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU wheel of torch; a plain `pip install qhybrid` elsewhere takes a normal torch.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: run test setup setup-test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q "$(TORCH_SPEC)"
+	$(BIN)/pip install -q -e ".[lightning,plot,fast]"
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
+
+run: setup
+	$(BIN)/qhybrid qaoa
+
+test: setup-test
+	$(BIN)/python -m pytest -q
+
+bench: setup-test
+	$(BIN)/python benchmarks/engine.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

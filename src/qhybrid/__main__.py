@@ -1,0 +1,5 @@
+import sys
+
+from qhybrid.cli import main
+
+sys.exit(main())

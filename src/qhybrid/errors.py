@@ -1,0 +1,52 @@
+"""Errors for people: one base class, each error also a builtin it resembles.
+
+Every message names the bad value and says what would be valid.
+"""
+from __future__ import annotations
+
+
+class QhybridError(Exception):
+    """Base class of every error qhybrid raises on purpose."""
+
+
+class DeviceError(QhybridError, ValueError):
+    """A bad device string, unknown provider/simulator, or an unusable device (no CUDA)."""
+
+
+class OperationError(QhybridError, ValueError):
+    """An operation or observable the engine cannot run (unknown name, bad wires, non-unitary)."""
+
+
+class WireError(OperationError):
+    """Wires outside the device or repeated on one operation."""
+
+
+class MemoryLimitError(QhybridError, MemoryError):
+    """A simulation that would need more memory than is available."""
+
+
+class SpecError(QhybridError, ValueError):
+    """A bad job specification (name, source, entry point, hyperparameters, input, instance)."""
+
+
+class InstanceError(SpecError):
+    """An unknown instance type or an instance that cannot run the requested device."""
+
+
+class JobError(QhybridError, RuntimeError):
+    """A job-level failure reported to the caller (job failed, result missing, timeout waiting)."""
+
+
+class JobNotFoundError(QhybridError, LookupError):
+    """No job with that name in the store."""
+
+
+class ClusterError(QhybridError, RuntimeError):
+    """A Ray cluster that cannot be reached or can never fit a request."""
+
+
+def closest(value: str, valid, n: int = 3) -> list[str]:
+    """Return up to `n` entries of `valid` that look like `value` (for 'did you mean')."""
+    import difflib
+
+    return difflib.get_close_matches(value, list(valid), n=n, cutoff=0.5)

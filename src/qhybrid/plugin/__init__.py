@@ -1,0 +1,1 @@
+"""qhybrid.plugin."""

@@ -1,0 +1,1 @@
+"""The qhybrid engine: pure computation on batched torch state vectors."""
