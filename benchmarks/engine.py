@@ -1,0 +1,289 @@
+"""qhybrid's engine against lightning.qubit, side by side in one run (not part of CI).
+
+Three workloads, each one energy + adjoint gradient through a PennyLane QNode:
+
+- ``sel``:  StronglyEntanglingLayers (3 layers), expval(Z0), at 16 and 20 qubits;
+- ``qaoa``: QAOA Max-Cut (``qml.qaoa.maxcut``), p=2, on gnm(n, 1.5 n, seed=1967),
+  n = 16, 18, 20, 22 (target: 10x lightning at n=22);
+- ``ham``:  200 random Pauli words on 20 qubits, hardware-efficient ansatz
+  (target: 10x).
+
+For each size: one warm-up call, then the median of ``--repeats`` calls, for
+qhybrid and for the peer in the same process, and the ratio peer / qhybrid.
+A device whose time at the next size is predicted past its budget
+(``--peer-budget`` for the peer, ``--budget`` for qhybrid) is skipped there;
+a first call slower than a third of the budget is reported as one run. The table goes to stdout (markdown), the rows to
+``benchmarks/out/engine.csv``. The two cores of our machines are shared, so
+absolute times are noisy; ratios measured in one run are what count.
+
+Usage::
+
+    python benchmarks/engine.py                      # full run (several minutes)
+    python benchmarks/engine.py --quick              # small sizes, seconds
+    python benchmarks/engine.py --only qaoa --repeats 5
+    python benchmarks/engine.py --device qhybrid.gpu --dtype complex64
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pennylane as qml
+from pennylane import numpy as pnp
+
+OUT = Path(__file__).resolve().parent / "out" / "engine.csv"
+SIZES = {"sel": [16, 20], "qaoa": [16, 18, 20, 22], "ham": [20]}
+QUICK_SIZES = {"sel": [8, 10], "qaoa": [8, 10, 12], "ham": [10]}
+TARGETS = {("qaoa", 22): 10.0, ("ham", 20): 10.0}
+
+
+# ---------------------------------------------------------------- workloads
+# Each builder returns (qnode factory taking a device, initial trainable parameters).
+
+def sel_workload(n: int, *, seed: int = 1967):
+    """StronglyEntanglingLayers, 3 layers, expval(Z0)."""
+    shape = qml.StronglyEntanglingLayers.shape(n_layers=3, n_wires=n)
+    weights = np.random.default_rng(seed).uniform(0, 2 * np.pi, size=shape)
+
+    def circuit(w):
+        qml.StronglyEntanglingLayers(w, wires=range(n))
+        return qml.expval(qml.PauliZ(0))
+
+    return circuit, weights
+
+
+def qaoa_workload(n: int, *, p: int = 2, seed: int = 1967):
+    """QAOA Max-Cut, p layers, on gnm_random_graph(n, int(1.5 n), seed)."""
+    graph = nx.gnm_random_graph(n, int(1.5 * n), seed=seed)
+    cost_h, mixer_h = qml.qaoa.maxcut(graph)
+
+    def circuit(params):
+        for w in range(n):
+            qml.Hadamard(w)
+        for layer in range(p):
+            qml.qaoa.cost_layer(params[0, layer], cost_h)
+            qml.qaoa.mixer_layer(params[1, layer], mixer_h)
+        return qml.expval(cost_h)
+
+    return circuit, np.full((2, p), 0.5)
+
+
+def random_pauli_hamiltonian(n: int, terms: int, *, seed: int = 1967):
+    """``terms`` Pauli words of weight 1..6 on random wires, normal coefficients."""
+    rng = np.random.default_rng(seed)
+    coeffs, words = [], []
+    for _ in range(terms):
+        k = int(rng.integers(1, min(6, n) + 1))
+        wires = rng.choice(n, size=k, replace=False)
+        word = qml.prod(*[getattr(qml, "Pauli" + str(c))(int(w))
+                          for c, w in zip(rng.choice(list("XYZ"), size=k), wires)])
+        coeffs.append(float(rng.normal()))
+        words.append(word)
+    return qml.Hamiltonian(coeffs, words)
+
+
+def ham_workload(n: int, *, terms: int = 200, layers: int = 3, seed: int = 1967):
+    """expval of a random Pauli-word Hamiltonian after a hardware-efficient ansatz."""
+    h = random_pauli_hamiltonian(n, terms, seed=seed)
+    params = np.random.default_rng(seed + 1).uniform(-np.pi, np.pi, size=(layers, n, 2))
+
+    def circuit(x):
+        for layer in range(layers):
+            for w in range(n):
+                qml.RY(x[layer, w, 0], wires=w)
+                qml.RZ(x[layer, w, 1], wires=w)
+            for w in range(n - 1):
+                qml.CNOT([w, w + 1])
+        return qml.expval(h)
+
+    return circuit, params
+
+
+WORKLOADS = {"sel": sel_workload, "qaoa": qaoa_workload, "ham": ham_workload}
+
+
+# ---------------------------------------------------------------- timing
+
+def energy_and_gradient(circuit, device, params):
+    """Two callables on ``device``: the timed one (``qml.grad``, which runs the forward
+    pass and the adjoint sweep) and one returning ``(energy, gradient)`` for checking."""
+    qnode = qml.QNode(circuit, device, diff_method="adjoint")
+    x = pnp.array(params, requires_grad=True)
+    grad_fn = qml.grad(qnode)
+
+    def run():
+        return grad_fn(x)
+
+    def run_with_energy():
+        return float(qnode(x)), np.asarray(grad_fn(x))
+
+    return run, run_with_energy
+
+
+def median_time(fn, repeats: int) -> tuple[float, list[float]]:
+    """Median wall time of ``repeats`` calls of ``fn`` (after the caller's warm-up)."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times
+
+
+def measure(name: str, n: int, device, repeats: int, *, slow: float):
+    """Warm-up (energy + gradient, kept for checking), then the median time of the gradient.
+
+    After a warm-up slower than ``slow`` seconds only one timed call is made.
+
+    Returns:
+        ``(seconds, energy, gradient, note)``.
+    """
+    circuit, params = WORKLOADS[name](n)
+    run, run_with_energy = energy_and_gradient(circuit, device, params)
+    t0 = time.perf_counter()
+    energy, grad = run_with_energy()
+    warm = time.perf_counter() - t0
+    if warm > slow:
+        return median_time(run, 1)[0], energy, grad, "1 run"
+    return median_time(run, repeats)[0], energy, grad, ""
+
+
+class Budget:
+    """Skips a device at sizes where its time per call, extrapolated from its last
+    measured size as ``n 2**n``, would exceed ``seconds``."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.last = None  # (n, seconds)
+
+    def predicted(self, n: int) -> float | None:
+        if self.last is None:
+            return None
+        n0, t0 = self.last
+        return t0 * 2.0 ** (n - n0) * n / n0
+
+    def allows(self, n: int) -> bool:
+        p = self.predicted(n)
+        return p is None or p <= self.seconds
+
+
+def timed(name, n, device_name, c_dtype, args, budget: Budget):
+    """One device's measurement at one size, or ``(None, None, None, note)`` when skipped."""
+    if not budget.allows(n):
+        return None, None, None, f"{device_name} skipped (predicted {budget.predicted(n):.0f} s)"
+    dev = make_device(device_name, n, c_dtype)
+    t, energy, grad, note = measure(name, n, dev, args.repeats, slow=budget.seconds / 3)
+    budget.last = (n, t)
+    return t, energy, grad, (f"{device_name}: {note}" if note else "")
+
+
+# ---------------------------------------------------------------- reporting
+
+def machine_info() -> list[str]:
+    import torch
+
+    lines = [f"python {platform.python_version()} on {platform.platform()}",
+             f"cores: {os.cpu_count()}, torch threads: {torch.get_num_threads()}, "
+             f"cuda: {torch.cuda.is_available()}"]
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = []
+    for dist in ("torch", "numpy", "pennylane", "pennylane-lightning", "qhybrid"):
+        try:
+            versions.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            versions.append(f"{dist} (not installed)")
+    lines.append(", ".join(versions))
+    return lines
+
+
+def make_device(name: str, n: int, c_dtype):
+    """``qml.device(name, wires=n, c_dtype=...)``; devices without ``c_dtype`` get none."""
+    try:
+        return qml.device(name, wires=n, c_dtype=c_dtype)
+    except TypeError:
+        return qml.device(name, wires=n)
+
+
+def fmt(x, spec=".3f"):
+    return "—" if x is None else format(x, spec)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--only", default="sel,qaoa,ham",
+                        help="comma-separated subset of: " + ", ".join(WORKLOADS))
+    parser.add_argument("--repeats", type=int, default=3, help="timed calls after the warm-up")
+    parser.add_argument("--device", default="qhybrid.cpu", help="qhybrid.cpu or qhybrid.gpu")
+    parser.add_argument("--dtype", default="complex128", choices=["complex128", "complex64"])
+    parser.add_argument("--peer", default="lightning.qubit")
+    parser.add_argument("--peer-budget", type=float, default=60.0,
+                        help="skip the peer where its predicted time per call exceeds this (s)")
+    parser.add_argument("--budget", type=float, default=120.0,
+                        help="the same for qhybrid, so a slow engine cannot stall the run (s)")
+    parser.add_argument("--csv", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in only if s not in WORKLOADS]
+    if unknown:
+        parser.error(f"--only: unknown benchmark(s) {unknown}; valid: {', '.join(WORKLOADS)}")
+    c_dtype = getattr(np, args.dtype)
+    sizes = QUICK_SIZES if args.quick else SIZES
+
+    print("## qhybrid engine benchmark\n")
+    for line in machine_info():
+        print(f"- {line}")
+    print(f"- device {args.device} vs {args.peer}, {args.dtype}, median of {args.repeats} "
+          f"after one warm-up; one call = energy + adjoint gradient\n")
+    header = ["benchmark", "n", f"{args.device} s", f"{args.peer} s", "ratio", "target",
+              "energy", "max |Δ|", "note"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    sys.stdout.flush()
+
+    rows = []
+    for name in only:
+        ours_budget, peer_budget = Budget(args.budget), Budget(args.peer_budget)
+        for n in sizes[name]:
+            ours, e_ours, g_ours, note_ours = timed(name, n, args.device, c_dtype, args, ours_budget)
+            peer_t, e_peer, g_peer, note_peer = timed(name, n, args.peer, c_dtype, args, peer_budget)
+            diff = None
+            if ours is not None and peer_t is not None:
+                diff = max(abs(e_ours - e_peer), float(np.max(np.abs(g_ours - g_peer))))
+            ratio = None if ours is None or peer_t is None else peer_t / ours
+            target = TARGETS.get((name, n))
+            note = "; ".join(x for x in (note_ours, note_peer) if x)
+            row = {"benchmark": name, "n": n, "device": args.device, "dtype": args.dtype,
+                   "qhybrid_s": ours, "peer": args.peer, "peer_s": peer_t, "ratio": ratio,
+                   "target": target, "max_abs_diff": diff, "energy": e_ours if e_ours is not None else e_peer,
+                   "repeats": args.repeats, "note": note}
+            rows.append(row)
+            cells = [name, str(n), fmt(ours), fmt(peer_t), fmt(ratio, ".1f") + ("x" if ratio else ""),
+                     fmt(target, ".0f") + ("x" if target else ""), fmt(row["energy"], ".6f"),
+                     fmt(diff, ".1e"), note]
+            print("| " + " | ".join(cells) + " |")
+            sys.stdout.flush()
+
+    args.csv.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.csv.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["benchmark"])
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(args.csv)
+    print(f"\nwrote {args.csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

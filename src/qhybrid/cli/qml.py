@@ -1,0 +1,115 @@
+"""``qhybrid qml``: train the DressedQNN on Sonar as a job, optionally data parallel."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from qhybrid.errors import SpecError
+
+CPU_INSTANCE = "ml.m5.2xlarge"
+GPU_INSTANCE = "ml.p3.2xlarge"
+_METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
+
+
+def _default_device() -> str:
+    from qhybrid.devices import cuda_available
+
+    return "local:qhybrid/qhybrid.gpu" if cuda_available() else "local:qhybrid/qhybrid.cpu"
+
+
+def register(subparsers) -> None:
+    """Add the ``qml`` command."""
+    p = subparsers.add_parser(
+        "qml", help="train the DressedQNN Sonar classifier as a job",
+        description="Train the DressedQNN (circuit-centric quantum classifier) on the Sonar data "
+                    "as a job; --data-parallel splits each batch across processes.")
+    p.add_argument("--wires", type=int, default=10, help="qubits (not divisible by 3; default 10)")
+    p.add_argument("--data", type=int, default=208, help="samples drawn from the 208 (default 208)")
+    p.add_argument("--batch-size", type=int, default=16, help="global batch size (default 16)")
+    p.add_argument("--epochs", type=int, default=5, help="epochs (default 5)")
+    p.add_argument("--lr", type=float, default=0.05, help="Adam learning rate (default 0.05)")
+    p.add_argument("--gamma", type=float, default=0.9, help="StepLR factor per epoch (default 0.9)")
+    p.add_argument("--seed", type=int, default=1967, help="seed for data, weights and shuffling")
+    p.add_argument("--dtype", choices=("complex128", "complex64"), default="complex128")
+    p.add_argument("--device", default=None,
+                   help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA) or local:pennylane/<name>")
+    p.add_argument("--input", default=None, help="a Sonar CSV (sonar.all-data); default the bundled copy")
+    p.add_argument("--instance", default=None,
+                   help=f"instance type (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices)")
+    p.add_argument("--instance-count", type=int, default=1)
+    p.add_argument("--data-parallel", action="store_true", help="distribution='data_parallel'")
+    p.add_argument("--processes-per-instance", type=int, default=None,
+                   help="data-parallel processes per instance (implies --data-parallel)")
+    p.add_argument("--name", default=None, help="job name (default generated)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.set_defaults(func=cmd_qml)
+
+
+def job_kwargs(args) -> dict:
+    """``Job.create`` keywords for parsed ``qml`` arguments.
+
+    Raises:
+        SpecError, DeviceError: a bad combination (checked before anything is written).
+    """
+    from qhybrid.devices import needs_gpu, parse_device
+    from qhybrid.jobs import InstanceConfig
+
+    device = str(parse_device(args.device or _default_device()))
+    instance = args.instance or (GPU_INSTANCE if needs_gpu(device) else CPU_INSTANCE)
+    parallel = args.data_parallel or args.processes_per_instance is not None
+    if args.instance_count > 1 and not parallel:
+        raise SpecError(f"--instance-count {args.instance_count} needs --data-parallel "
+                        "(without it only one process would train)")
+    import qhybrid.workloads.qml as workload
+
+    workload.parse_settings(hyperparameters(args))  # fail here, in one line, not in the job
+    kwargs = {
+        "device": device,
+        "source_module": str(Path(workload.__file__)),
+        "entry_point": "qml",
+        "job_name": args.name,
+        "hyperparameters": hyperparameters(args),
+        "instance_config": InstanceConfig(instanceType=instance, instanceCount=args.instance_count),
+    }
+    if args.input:
+        kwargs["input_data"] = {"input-data": args.input}
+    if parallel:
+        kwargs["distribution"] = "data_parallel"
+        kwargs["processes_per_instance"] = args.processes_per_instance
+    return kwargs
+
+
+def hyperparameters(args) -> dict[str, str]:
+    """The job's string hyperparameters."""
+    return {"nwires": str(args.wires), "ndata": str(args.data), "batch_size": str(args.batch_size),
+            "epochs": str(args.epochs), "lr": repr(args.lr), "gamma": repr(args.gamma),
+            "seed": str(args.seed), "dtype": args.dtype}
+
+
+class Progress:
+    """Turns the job's metric lines into one line per epoch on stderr; other lines pass through."""
+
+    def __init__(self, epochs: int):
+        self.epochs = epochs
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, line: str) -> None:
+        if "Metrics -" not in line:
+            print(line, file=sys.stderr, flush=True)
+            return
+        if "rank=" in line:
+            return
+        self.seen.update(_METRIC.findall(line))
+        if "epoch_seconds" in self.seen and "iteration_number" in self.seen:
+            s = self.seen
+            print(f"epoch {s['iteration_number']}/{self.epochs}  loss {float(s.get('Loss', 'nan')):.5f}  "
+                  f"accuracy {float(s.get('Accuracy', 'nan')):.3f}  {float(s['epoch_seconds']):.2f} s",
+                  file=sys.stderr, flush=True)
+            self.seen = {}
+
+
+def cmd_qml(args) -> int:
+    from qhybrid.cli.jobs import submit_and_wait
+
+    return submit_and_wait(job_kwargs(args), json_output=args.json, progress=Progress(args.epochs))

@@ -1,0 +1,102 @@
+"""Device strings ``local:<provider>/<name>`` -> a simulator.
+
+Providers:
+- ``qhybrid``: our engine, ``qhybrid.cpu`` and ``qhybrid.gpu``;
+- ``pennylane``: any installed PennyLane device (read from the
+  ``pennylane.plugins`` entry points, nothing imported).
+
+Example:
+    >>> parse_device("local:pennylane/lightning.qubit")
+    DeviceSpec(provider='pennylane', name='lightning.qubit')
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from qhybrid.errors import DeviceError, closest
+
+QHYBRID_DEVICES = ("qhybrid.cpu", "qhybrid.gpu")
+GPU_ONLY = frozenset({"qhybrid.gpu", "lightning.gpu", "lightning.tensor"})
+_PATTERN = re.compile(r"^local:(?P<provider>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.-]+)$")
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """A parsed device string."""
+
+    provider: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"local:{self.provider}/{self.name}"
+
+
+def _pennylane_devices() -> list[str]:
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group="pennylane.plugins")})
+
+
+def available_devices() -> dict[str, list[str]]:
+    """Return the device names of each provider: ``{"qhybrid": [...], "pennylane": [...]}``."""
+    return {"qhybrid": list(QHYBRID_DEVICES), "pennylane": _pennylane_devices()}
+
+
+def _valid_strings(avail: dict[str, list[str]]) -> list[str]:
+    return [f"local:{p}/{n}" for p, names in avail.items() for n in names]
+
+
+def parse_device(s: str | DeviceSpec) -> DeviceSpec:
+    """Parse and check a device string.
+
+    Raises:
+        DeviceError: for a malformed string or an unknown provider / simulator;
+            the message lists the valid ones.
+    """
+    if isinstance(s, DeviceSpec):
+        s = str(s)
+    avail = available_devices()
+    match = _PATTERN.match(s.strip()) if isinstance(s, str) else None
+    if not match:
+        raise DeviceError(
+            f"device {s!r} is not of the form 'local:<provider>/<name>'; valid: {', '.join(_valid_strings(avail))}"
+        )
+    provider, name = match["provider"], match["name"]
+    if provider not in avail:
+        raise DeviceError(f"unknown device provider {provider!r} in {s!r}; valid providers: {', '.join(avail)}")
+    if name not in avail[provider]:
+        hint = closest(name, avail[provider])
+        more = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise DeviceError(
+            f"unknown {provider} simulator {name!r} in {s!r}{more} available: {', '.join(avail[provider])}"
+        )
+    return DeviceSpec(provider, name)
+
+
+def needs_gpu(spec: str | DeviceSpec) -> bool:
+    """Return True for devices that only run on a GPU (``qhybrid.gpu``, ``lightning.gpu``, ...)."""
+    name = spec.name if isinstance(spec, DeviceSpec) else parse_device(spec).name
+    return name in GPU_ONLY
+
+
+def pennylane_device(spec_or_str: str | DeviceSpec, wires, **options):
+    """Return ``qml.device(name, wires=wires, **options)`` for a device string.
+
+    Raises:
+        DeviceError: for a bad device string.
+    """
+    spec = parse_device(spec_or_str)
+    import pennylane as qml
+
+    return qml.device(spec.name, wires=wires, **options)
+
+
+def cuda_available() -> bool:
+    """Return whether torch sees a CUDA device (imports torch)."""
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # pragma: no cover
+        return False

@@ -1,0 +1,100 @@
+"""In-process backend: the script runs in this interpreter, for tests and debugging.
+
+Same supervisor, same files; the job environment is applied for the run and
+restored afterwards (environment, sys.path, sys.argv, cwd, modules loaded from
+the job's source). ``max_runtime``, ``max_cost`` and ``cancel`` cannot
+interrupt a script running in the caller's own thread.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import traceback
+
+from qhybrid.jobs import entry
+
+
+class _LineWriter(io.TextIOBase):
+    def __init__(self, rank, on_line):
+        self._rank, self._on_line, self._buf = rank, on_line, ""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        self._buf += text
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self._on_line(self._rank, line)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def close_line(self):
+        if self._buf:
+            self._on_line(self._rank, self._buf)
+            self._buf = ""
+
+
+class Backend:
+    """Runs each ProcessSpec's entry point synchronously inside ``launch``."""
+
+    def __init__(self):
+        self._codes: dict[int, int | None] = {}
+        self.interrupted = False
+
+    def launch(self, processes, on_line) -> None:
+        for spec in processes:
+            self._codes[spec.rank] = self._run(spec, on_line)
+
+    def _run(self, spec, on_line) -> int:
+        source_dir, entry_point = spec.argv[3], spec.argv[4]  # [python, -m, qhybrid.jobs.entry, ...]
+        call_file = spec.argv[5] if len(spec.argv) > 5 else None
+        saved_env, saved_path, saved_argv, saved_cwd = dict(os.environ), list(sys.path), list(sys.argv), os.getcwd()
+        saved_modules = set(sys.modules)
+        writer = _LineWriter(spec.rank, on_line)
+        code = 0
+        try:
+            os.environ.clear()
+            os.environ.update(spec.env)
+            os.chdir(spec.cwd)
+            with contextlib.redirect_stdout(writer), contextlib.redirect_stderr(writer):
+                try:
+                    entry.run(source_dir, entry_point, call_file)
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                    if exc.code not in (None, 0) and not isinstance(exc.code, int):
+                        print(exc.code, file=sys.stderr)
+                except KeyboardInterrupt:  # recorded as the job's failure, then re-raised by Job.create
+                    traceback.print_exc()
+                    self.interrupted = True
+                    code = 130
+                except BaseException:  # the job's failure is data, not the caller's exception
+                    traceback.print_exc()
+                    code = 1
+            writer.close_line()
+        finally:
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            sys.path[:], sys.argv[:] = saved_path, saved_argv
+            for name in set(sys.modules) - saved_modules:
+                mod_file = getattr(sys.modules.get(name), "__file__", None) or ""
+                if mod_file.startswith(source_dir):
+                    del sys.modules[name]
+        return code
+
+    def poll(self) -> dict[int, int | None]:
+        return dict(self._codes)
+
+    def groups(self) -> list[list]:
+        return []  # never record the caller itself as something to kill
+
+    def kill(self, grace: float = 3.0) -> None:
+        return None
+
+    def drain(self, timeout: float = 5.0) -> None:
+        return None

@@ -1,0 +1,335 @@
+"""Ray backend: each instance a placement-group bundle, each rank a ``RankRunner`` actor in it.
+
+The supervisor (the detached process, or the caller in tests) is the Ray
+driver for its job. It ships the job's ``source/``, ``input/``,
+``checkpoints/`` and ``hyperparameters.json`` to every rank as one tarball in
+the object store, polls the actors for output lines (handing them to the
+supervisor like the local backend's readers do), and brings ``results/`` and
+``checkpoints/`` back into the job folder at the end. No shared filesystem is
+assumed.
+
+Placement and start happen on a background thread, so a job that waits for
+cluster resources (a sweep larger than the cluster) can still be cancelled.
+A rank whose actor or node dies reports exit code -9 and the line
+``qhybrid: worker died: ...``; a request the cluster can never fit reports
+code 1 and ``qhybrid: ClusterError: ...``.
+"""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from qhybrid.devices import needs_gpu, parse_device
+from qhybrid.errors import ClusterError
+from qhybrid.jobs import instances, store
+from qhybrid.jobs.backends import ray_cluster, ray_placement
+from qhybrid.jobs.backends.ray_worker import OUTPUT_DIRS, RankRunner, pack
+from qhybrid.jobs.spec import JobSpec
+
+POLL_S = 0.1
+CALL_TIMEOUT_S = 60.0
+SHIPPED = ("source", "input", "checkpoints", "hyperparameters.json")
+#: Variables that describe this machine, not the job: never forwarded to workers.
+_MACHINE_VARS = {"CUDA_VISIBLE_DEVICES", "PATH", "HOME", "PWD", "VIRTUAL_ENV", "PYTHONHOME"}
+DIED_CODE = -9
+
+
+def remote_env(env: dict, folder: Path) -> dict:
+    """Return the part of a ProcessSpec's env to set on a worker, job paths as ``{workdir}``.
+
+    That is what the supervisor added to its own environment (the job contract,
+    threads, ranks) plus every ``QHYBRID_*`` / ``AMZN_BRAKET_*`` variable.
+    """
+    here, root = os.environ, str(folder)
+    out = {}
+    for key, value in env.items():
+        if key in _MACHINE_VARS or key.startswith("RAY_"):
+            continue
+        if key == "PYTHONPATH":
+            parts = [p.replace(root, "{workdir}") for p in value.split(os.pathsep) if p.startswith(root)]
+            if parts:
+                out[key] = os.pathsep.join(parts)
+            continue
+        if here.get(key) == value and not key.startswith(("QHYBRID_", "AMZN_BRAKET_")):
+            continue
+        out[key] = value.replace(root, "{workdir}")
+    return out
+
+
+def remote_argv(argv: list, folder: Path) -> list:
+    """Map the supervisor's command line to the worker's (its python, its workspace)."""
+    out = ["{python}" if a == sys.executable else str(a).replace(str(folder), "{workdir}") for a in argv]
+    return out
+
+
+def _merge_outputs(blobs: dict, folder: Path) -> None:
+    """Unpack each rank's results/checkpoints tarball into the job folder, rank 0 last (it wins)."""
+    from qhybrid.jobs.backends.ray_worker import unpack
+
+    for rank in sorted(blobs, reverse=True):
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".ray-out-") as tmp:
+            unpack(blobs[rank], Path(tmp))
+            for sub in OUTPUT_DIRS:
+                src_root = Path(tmp) / sub
+                if not src_root.is_dir():
+                    continue
+                for src in sorted(src_root.rglob("*")):
+                    if src.is_file():
+                        dest = folder / sub / src.relative_to(src_root)
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(src, dest)  # same filesystem: atomic per file
+
+
+class Backend:
+    """Places a job's ranks as Ray actors; see the module docstring."""
+
+    def __init__(self):
+        self._ray = None
+        self._connected_here = False
+        self._pg = None
+        self._actors: dict[int, object] = {}
+        self._codes: dict[int, int | None] = {}
+        self._outputs: dict[int, bytes] = {}
+        self._on_line = None
+        self._folder: Path | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.address: str | None = None
+
+    # -- the backend interface ---------------------------------------------------
+    def launch(self, processes, on_line) -> None:
+        self._on_line = on_line
+        self._codes = {p.rank: None for p in processes}
+        self._thread = threading.Thread(target=self._run, args=(list(processes),), daemon=True,
+                                        name="qhybrid-ray")
+        self._thread.start()
+
+    def poll(self) -> dict[int, int | None]:
+        with self._lock:
+            return dict(self._codes)
+
+    def groups(self) -> list[list]:
+        return []  # actors die with this driver; nothing on this machine to record
+
+    def drain(self, timeout: float = 5.0) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def kill(self, grace: float = 3.0) -> None:
+        """Stop every rank (SIGTERM, then SIGKILL), keep their outputs, then end the actors."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(CALL_TIMEOUT_S)
+        ray = self._ray
+        if ray is None or not self._actors:
+            self._release()
+            return
+        live = {r: a for r, a in self._actors.items() if self._codes.get(r) != DIED_CODE}
+        refs = {r: a.kill.remote(grace) for r, a in live.items()}
+        ray.wait(list(refs.values()), num_returns=len(refs), timeout=grace + 10.0)
+        self._drain_lines(live)
+        self._collect(live)
+        self._release()
+
+    def finish(self) -> None:
+        """Bring results/ and checkpoints/ home; release the actors and placement group."""
+        try:
+            if self._ray is not None and self._actors and not self._outputs:
+                live = {r: a for r, a in self._actors.items() if self._codes.get(r) != DIED_CODE}
+                self._collect(live, strict=all(c == 0 for c in self._codes.values()))
+            if self._outputs and self._folder is not None:
+                _merge_outputs(self._outputs, self._folder)
+        finally:
+            self._release()
+            if self._connected_here and self._ray is not None:
+                self._ray.shutdown()
+                self._connected_here = False
+
+    # -- placement and output ----------------------------------------------------
+    def _say(self, rank: int, text: str) -> None:
+        self._on_line(rank, f"qhybrid: {text}")
+
+    def _set_code(self, rank: int, code: int) -> None:
+        with self._lock:
+            if self._codes.get(rank) is None:
+                self._codes[rank] = code
+
+    def _run(self, processes) -> None:
+        try:
+            self._start(processes)
+            self._pump()
+        except ClusterError as err:
+            self._say(processes[0].rank, f"ClusterError: {err}")
+            self._set_code(processes[0].rank, 1)
+        except Exception as err:  # noqa: BLE001 - reported as the job's failure
+            from ray.exceptions import RayActorError
+
+            if isinstance(err, RayActorError):
+                self._fail_died(processes[0].rank, err)
+            else:
+                self._say(processes[0].rank, f"Ray backend error: {err!r}")
+                self._set_code(processes[0].rank, 1)
+
+    def _start(self, processes) -> None:
+        first = processes[0]
+        name = first.env["AMZN_BRAKET_JOB_NAME"]
+        self._folder = folder = store.job_dir(name)
+        spec = JobSpec.from_json((folder / "spec.json").read_text(encoding="utf-8"))
+        envs = {p.rank: remote_env(p.env, folder) for p in processes}
+        argvs = {p.rank: remote_argv(p.argv, folder) for p in processes}
+        cwds = {p.rank: str(Path(p.cwd).relative_to(folder)) if str(p.cwd).startswith(str(folder)) else "source"
+                for p in processes}
+        self.address = ray_cluster.resolve_address(spec.extra.get("ray_address"))
+        self._connected_here = not _ray_initialized()
+        ray = self._ray = ray_cluster.connect(self.address)
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        inst = instances.get_instance(spec.instance_type)
+        nodes = [{"CPU": n["Resources"].get("CPU", 0.0), "GPU": n["Resources"].get("GPU", 0.0)}
+                 for n in ray.nodes() if n.get("Alive")]
+        ppi = spec.processes_per_instance if spec.distribution else 1
+        place = ray_placement.plan(
+            instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
+            instance_count=spec.instance_count if spec.distribution else 1,
+            processes_per_instance=ppi, needs_gpu=needs_gpu(parse_device(spec.device)),
+            nodes=nodes, address=self.address,
+        )
+        self._pg = placement_group(place.bundles, strategy="PACK", name=f"qhybrid-{name}")
+        waited = False
+        t0 = time.monotonic()
+        while not self._stop.is_set():
+            ready, _ = ray.wait([self._pg.ready()], timeout=1.0)
+            if ready:
+                break
+            if not waited and time.monotonic() - t0 > 2.0:
+                waited = True
+                self._say(first.rank, f"waiting for {len(place.bundles)} x {place.bundles[0]} on the Ray cluster")
+        if self._stop.is_set():
+            return
+        runner = ray.remote(RankRunner)
+        for p in processes:
+            self._actors[p.rank] = runner.options(
+                num_cpus=place.cpus_per_rank, num_gpus=place.gpus_per_rank, max_restarts=0,
+                name=f"qhybrid-{name}-rank{p.rank}",
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=self._pg,
+                    placement_group_bundle_index=place.bundle_of(p.rank, ppi)),
+            ).remote()
+        nodes_of = dict(zip(self._actors, ray.get([a.node.remote() for a in self._actors.values()],
+                                                   timeout=CALL_TIMEOUT_S)))
+        bundle_ref = ray.put(pack(folder, SHIPPED))
+        root = nodes_of[min(nodes_of)]
+        threads = str(place.threads)
+        starts = []
+        for p in processes:
+            env = dict(envs[p.rank])
+            env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, QHYBRID_TORCH_THREADS=threads)
+            if spec.distribution:
+                env.update(MASTER_ADDR=root["ip"], MASTER_PORT=str(root["port"]))
+            gpu_ids = [nodes_of[r]["gpu_ids"] for r in sorted(nodes_of)
+                       if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
+            visible = [g for ids in gpu_ids for g in ids]
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(dict.fromkeys(visible))
+            starts.append(self._actors[p.rank].start.remote(bundle_ref, env=env, argv=argvs[p.rank],
+                                                            cwd=cwds[p.rank]))
+        ray.get(starts, timeout=CALL_TIMEOUT_S)
+        where = ", ".join(f"rank {r} on {nodes_of[r]['ip']}" for r in sorted(nodes_of))
+        self._say(first.rank, f"placed on the Ray cluster at {self.address}: {where}")
+
+    def _pump(self) -> None:
+        """Deliver output lines and exit codes until every rank ended or kill() was called."""
+        while not self._stop.is_set():
+            live = {r: a for r, a in self._actors.items() if self._codes.get(r) is None}
+            if not live:
+                return
+            self._poll_once(live)
+            time.sleep(POLL_S)
+
+    def _poll_once(self, live: dict) -> None:
+        from ray.exceptions import GetTimeoutError, RayActorError
+
+        refs = {r: a.poll.remote() for r, a in live.items()}
+        for rank, ref in refs.items():
+            try:
+                lines, code = self._ray.get(ref, timeout=CALL_TIMEOUT_S)
+            except RayActorError as err:
+                self._fail_died(rank, err)
+                continue
+            except GetTimeoutError:
+                continue
+            for _stream, line in lines:
+                self._on_line(rank, line)
+            if code is not None:
+                self._set_code(rank, code)
+
+    def _drain_lines(self, actors: dict) -> None:
+        from ray.exceptions import RayError
+
+        for rank, actor in actors.items():
+            try:
+                lines, _ = self._ray.get(actor.poll.remote(), timeout=10.0)
+            except RayError:
+                continue
+            for _stream, line in lines:
+                self._on_line(rank, line)
+
+    def _fail_died(self, rank: int, err: Exception) -> None:
+        self._say(rank, f"worker died: {died_summary(err)}")
+        self._set_code(rank, DIED_CODE)
+
+    def _collect(self, actors: dict, strict: bool = False) -> None:
+        from ray.exceptions import RayError
+
+        refs = {r: a.outputs.remote() for r, a in actors.items()}
+        for rank, ref in refs.items():
+            try:
+                self._outputs[rank] = self._ray.get(ref, timeout=CALL_TIMEOUT_S)
+            except RayError as err:
+                if strict:
+                    raise ClusterError(f"could not fetch the outputs of rank {rank}: {err}") from None
+
+    def _release(self) -> None:
+        ray, actors, self._actors = self._ray, self._actors, {}
+        if ray is None:
+            return
+        if actors:  # remove the workspaces, then end the actors
+            refs = [a.cleanup.remote() for a in actors.values()]
+            ray.wait(refs, num_returns=len(refs), timeout=10.0)
+        for actor in actors.values():
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        if self._pg is not None:
+            from ray.util.placement_group import remove_placement_group
+
+            try:
+                remove_placement_group(self._pg)
+            except Exception:  # noqa: BLE001
+                pass
+            self._pg = None
+
+
+def died_summary(err: Exception) -> str:
+    """One line from a RayActorError: where the actor ran and why Ray says it died."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    fields = dict(line.split(": ", 1) for line in lines if ": " in line and line.split(": ", 1)[0] in ("pid", "ip"))
+    why = next((line for line in lines if "dead because" in line), lines[0] if lines else type(err).__name__)
+    why = why.split(" Some common causes")[0].replace("The actor is dead because ", "")
+    where = f" (actor pid {fields['pid']} on {fields['ip']})" if {"pid", "ip"} <= fields.keys() else ""
+    return (why[:300] + where).strip()
+
+
+def _ray_initialized() -> bool:
+    if "ray" not in sys.modules:
+        return False
+    return sys.modules["ray"].is_initialized()

@@ -1,0 +1,190 @@
+"""The Ray actor that runs one rank of a job on whatever node Ray placed it.
+
+Nothing here assumes a filesystem shared with the driver: the job's files
+arrive as a tarball (bytes), the script runs in a private temp folder with the
+job contract's environment, stdout/stderr lines are buffered for the driver to
+poll, and results/checkpoints go back as a tarball.
+
+This module is imported inside Ray workers; it must not import the rest of
+qhybrid (only the standard library and ray).
+"""
+from __future__ import annotations
+
+import ctypes
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+#: Folders shipped back to the driver when the rank ends.
+OUTPUT_DIRS = ("results", "checkpoints")
+
+
+def pack(root: Path, names) -> bytes:
+    """Return a gzip tarball of the entries `names` (files or folders) under `root`."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in names:
+            path = Path(root) / name
+            if path.exists():
+                tar.add(str(path), arcname=name)
+    return buf.getvalue()
+
+
+def unpack(data: bytes, dest: Path) -> None:
+    """Extract a tarball made by `pack` into `dest`, refusing paths that escape it."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(str(dest), filter="data")
+        else:  # pragma: no cover - Python < 3.11.4
+            root = Path(dest).resolve()
+            for member in tar.getmembers():
+                if not (root / member.name).resolve().is_relative_to(root):
+                    raise ValueError(f"unsafe path in tarball: {member.name!r}")
+            tar.extractall(str(dest))
+
+
+def free_port(host: str) -> int:
+    """Return a TCP port that is free on `host` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Start a new process group and ask Linux to SIGKILL us when the actor dies."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+class RankRunner:
+    """Run one rank's process in a private workspace and buffer its output lines.
+
+    The actor is single-threaded from Ray's point of view (every method returns
+    at once); two reader threads fill the line buffer.
+    """
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lines: deque = deque()
+        self._readers: list[threading.Thread] = []
+        self._workdir: Path | None = None
+
+    def node(self) -> dict:
+        """Return where this actor runs: node IP, a free port there, pid, GPU ids."""
+        import ray
+
+        ip = ray.util.get_node_ip_address()
+        return {
+            "ip": ip,
+            "port": free_port(ip),
+            "pid": os.getpid(),
+            "gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+        }
+
+    def start(self, bundle: bytes, *, env: dict, argv: list, cwd: str = "source") -> str:
+        """Unpack `bundle` into a temp folder and start `argv` there with `env` added.
+
+        Args:
+            bundle: tarball (from `pack`) of the job's source/, input/, checkpoints/,
+                hyperparameters.json.
+            env: variables set on top of the actor's environment; ``{workdir}`` in a
+                value becomes the workspace; PYTHONPATH is prepended to the actor's.
+            argv: the command; ``{python}`` becomes this interpreter, ``{workdir}``
+                the workspace.
+            cwd: folder of the workspace to run in.
+
+        Returns:
+            The workspace path on the worker node (for diagnostics).
+        """
+        self._workdir = Path(tempfile.mkdtemp(prefix="qhybrid-rank-"))
+        workdir = str(self._workdir)
+        unpack(bundle, self._workdir)
+        for name in ("input", *OUTPUT_DIRS):
+            (self._workdir / name).mkdir(exist_ok=True)
+        full_env = dict(os.environ)
+        for key, value in env.items():
+            value = str(value).replace("{workdir}", workdir)
+            if key == "PYTHONPATH" and full_env.get(key):
+                value = value + os.pathsep + full_env[key]
+            full_env[key] = value
+        full_env.setdefault("PYTHONUNBUFFERED", "1")
+        argv = [sys.executable if a == "{python}" else str(a).replace("{workdir}", workdir) for a in argv]
+        self._proc = subprocess.Popen(
+            argv,
+            cwd=str(self._workdir / cwd),
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_die_with_parent,
+        )
+        for stream_name, stream in (("stdout", self._proc.stdout), ("stderr", self._proc.stderr)):
+            reader = threading.Thread(target=self._read, args=(stream_name, stream), daemon=True)
+            reader.start()
+            self._readers.append(reader)
+        return workdir
+
+    def _read(self, stream_name: str, stream) -> None:
+        for raw in iter(stream.readline, b""):
+            self._lines.append((stream_name, raw.decode("utf-8", "replace").rstrip("\n")))
+        stream.close()
+
+    def poll(self, max_lines: int = 5000) -> tuple[list, int | None]:
+        """Return (new output lines as (stream, text), exit code or None while running).
+
+        The exit code is only reported once every line before it was returned.
+        """
+        code = self._proc.poll() if self._proc else None
+        if code is not None:
+            for reader in self._readers:
+                reader.join(timeout=2.0)
+        lines = []
+        while self._lines and len(lines) < max_lines:
+            lines.append(self._lines.popleft())
+        if self._lines:
+            code = None
+        return lines, code
+
+    def outputs(self) -> bytes:
+        """Return a tarball of this rank's results/ and checkpoints/ folders."""
+        if self._workdir is None:
+            return pack(Path("."), ())
+        return pack(self._workdir, OUTPUT_DIRS)
+
+    def kill(self, grace: float = 3.0) -> int | None:
+        """Stop the rank's process group (SIGTERM, then SIGKILL after `grace` seconds)."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return proc.poll() if proc else None
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if proc.poll() is not None:
+                break
+        return proc.poll()
+
+    def cleanup(self) -> None:
+        """Remove the workspace (call after `outputs`)."""
+        self.kill(grace=0.5)
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None

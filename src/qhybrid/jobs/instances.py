@@ -1,0 +1,217 @@
+"""The instance catalogue (hardware, prices and their sources) and cost arithmetic.
+
+Hardware comes from the packaged ``data/instances.csv``. Only the prices that
+file knows are known; every other price stays unknown (``None``) unless the
+user supplies it in a price file: ``$QHYBRID_PRICES`` or
+``$QHYBRID_HOME/prices.toml`` (default ``~/.qhybrid/prices.toml``)::
+
+    [prices]            # USD per minute of one instance
+    "ml.c5.xlarge" = 0.0034
+
+Locally an instance type shapes resources: threads = min(vCPUs, local cores),
+visible GPUs = min(GPUs, local GPUs).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from qhybrid.errors import InstanceError, closest
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One instance type: hardware, price per minute (None = unknown) and its source."""
+
+    type: str
+    vcpus: int
+    memory_gib: float
+    gpus: int
+    gpu_model: str = ""
+    gpu_memory_gib: float | None = None
+    usd_per_minute: float | None = None
+    price_source: str = ""
+
+    @property
+    def usd_per_second(self) -> float | None:
+        return None if self.usd_per_minute is None else self.usd_per_minute / 60.0
+
+
+def home() -> Path:
+    """Return QHYBRID_HOME (default ``~/.qhybrid``)."""
+    return Path(os.environ.get("QHYBRID_HOME") or Path.home() / ".qhybrid")
+
+
+def price_file() -> Path:
+    """Return the user's price file path (it may not exist)."""
+    env = os.environ.get("QHYBRID_PRICES")
+    return Path(env) if env else home() / "prices.toml"
+
+
+def _parse_toml(text: str) -> dict:
+    try:
+        import tomllib
+
+        return tomllib.loads(text)
+    except ModuleNotFoundError:  # Python 3.10: the small subset a price file needs
+        out: dict = {}
+        table = out
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                table = out.setdefault(line[1:-1].strip().strip('"'), {})
+                continue
+            key, _, value = line.partition("=")
+            table[key.strip().strip('"').strip("'")] = float(value.strip())
+        return out
+
+
+def user_prices(valid: set[str] | None = None) -> dict[str, float]:
+    """Read the user's price file: ``{instance type: USD per minute}``.
+
+    Raises:
+        InstanceError: on an unreadable file, a non-numeric price or an unknown type.
+    """
+    path = price_file()
+    if not path.is_file():
+        return {}
+    try:
+        table = _parse_toml(path.read_text(encoding="utf-8")).get("prices", {})
+    except (ValueError, OSError) as err:
+        raise InstanceError(f"price file {path}: {err}") from None
+    prices = {}
+    for key, value in table.items():
+        if valid is not None and key not in valid:
+            hint = closest(key, valid)
+            raise InstanceError(
+                f"price file {path}: unknown instance type {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else "")
+            )
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise InstanceError(
+                f"price file {path}: price of {key!r} must be a number >= 0 (USD per minute), got {value!r}"
+            )
+        prices[key] = float(value)
+    return prices
+
+
+def _packaged_rows() -> list[dict]:
+    text = resources.files("qhybrid").joinpath("data/instances.csv").read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+_CACHE: dict = {}
+
+
+def catalogue() -> dict[str, Instance]:
+    """Return every instance type by name, with user prices applied (re-read when the price file changes)."""
+    path = price_file()
+    try:
+        st = path.stat()
+        stamp = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (str(path), None)
+    if _CACHE.get("stamp") != stamp:
+        _CACHE["catalogue"] = _build_catalogue()
+        _CACHE["stamp"] = stamp
+    return dict(_CACHE["catalogue"])
+
+
+def _build_catalogue() -> dict[str, Instance]:
+    out = {}
+    for row in _packaged_rows():
+        price = row.get("usd_per_minute") or ""
+        out[row["instance_type"]] = Instance(
+            type=row["instance_type"],
+            vcpus=int(row["vcpus"]),
+            memory_gib=float(row["memory_gib"]),
+            gpus=int(row["gpus"] or 0),
+            gpu_model=row.get("gpu_model") or "",
+            gpu_memory_gib=float(row["gpu_memory_gib_each"]) if row.get("gpu_memory_gib_each") else None,
+            usd_per_minute=float(price) if price else None,
+            price_source=row.get("price_source") or "",
+        )
+    for key, value in user_prices(set(out)).items():
+        old = out[key]
+        out[key] = Instance(**{**old.__dict__, "usd_per_minute": value, "price_source": f"user ({price_file()})"})
+    return out
+
+
+def get_instance(instance_type: str) -> Instance:
+    """Return one instance type.
+
+    Raises:
+        InstanceError: for an unknown type, suggesting the nearest names.
+    """
+    cat = catalogue()
+    if instance_type in cat:
+        return cat[instance_type]
+    hint = closest(str(instance_type), cat, n=3)
+    more = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+    raise InstanceError(
+        f"unknown instance type {instance_type!r}{more} (see `qhybrid instances` for all {len(cat)})"
+    )
+
+
+def cost(billed_seconds: float, instance: Instance, count: int = 1) -> float | None:
+    """Return the cost in USD of ``count`` instances for ``billed_seconds`` (None if the price is unknown)."""
+    if instance.usd_per_second is None:
+        return None
+    return billed_seconds * count * instance.usd_per_second
+
+
+def costs_elsewhere(billed_seconds: float, count: int = 1) -> dict[str, float]:
+    """Return what the same run would cost on each instance type with a known price."""
+    return {
+        name: cost(billed_seconds, inst, count)
+        for name, inst in sorted(catalogue().items())
+        if inst.usd_per_minute is not None
+    }
+
+
+def local_cores() -> int:
+    """Return the CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def local_gpus() -> int:
+    """Return the number of local NVIDIA GPUs, without importing torch."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    proc = Path("/proc/driver/nvidia/gpus")
+    if proc.is_dir():
+        found = len(list(proc.iterdir()))
+    else:  # containers may lack /proc/driver/nvidia but still have the device files
+        found = len([p for p in Path("/dev").glob("nvidia*") if re.fullmatch(r"nvidia\d+", p.name)])
+    if visible is not None:
+        ids = [v for v in re.split(r"[,\s]+", visible) if v and v != "-1"]
+        return min(found, len(ids)) if found else 0
+    return found
+
+
+def threads_for(instance: Instance, processes: int = 1, count: int = 1) -> int:
+    """Threads per process: the instance's vCPUs (times count) capped by local cores, shared by processes."""
+    return max(1, min(instance.vcpus * count, local_cores()) // max(1, processes))
+
+
+def format_price(inst: Instance) -> str:
+    return "unknown" if inst.usd_per_minute is None else f"{inst.usd_per_minute:.5f}"
+
+
+def format_usd(value: float | None) -> str:
+    if value is None:
+        return "unknown (no price)"
+    return f"${value:.6f}" if value < 0.01 else f"${value:.4f}"
+
+
+def ceil_seconds(seconds: float) -> int:
+    return int(math.ceil(max(0.0, seconds)))

@@ -1,0 +1,274 @@
+"""Helpers used *inside* a job: the Braket job contract without the Braket SDK.
+
+Same names, keywords and files as ``braket.jobs``, so a script may use either
+library. Outside a job (no ``AMZN_BRAKET_*`` variables) every folder falls back
+to ``./qhybrid-local/...`` so scripts also run standalone.
+
+This module imports only the standard library (torch only inside
+``distributed``) so that job start-up stays fast.
+
+Example:
+    >>> from qhybrid.jobs import hyperparameters, log_metric, save_job_result
+    >>> steps = int(hyperparameters().get("steps", "10"))
+    >>> log_metric("loss", 0.25, iteration_number=0)  # doctest: +SKIP
+    >>> save_job_result({"loss": 0.25})                # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA_HEADER = {"name": "braket.jobs_data.persisted_job_data", "version": "1"}
+DATA_FORMATS = ("plaintext", "pickled_v4")
+DEFAULT_DEVICE = "local:qhybrid/qhybrid.cpu"
+TORCH_THREADS_ENV = "QHYBRID_TORCH_THREADS"
+_LOCAL_ROOT = "qhybrid-local"
+
+
+def _folder(env: str, fallback: str) -> Path:
+    value = os.environ.get(env)
+    path = Path(value) if value else Path.cwd() / _LOCAL_ROOT / fallback
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def hyperparameters() -> dict[str, str]:
+    """Return the job's hyperparameters (all values are strings, as in Braket).
+
+    Returns:
+        The dict read from ``AMZN_BRAKET_HP_FILE``; ``{}`` when unset.
+    """
+    path = os.environ.get("AMZN_BRAKET_HP_FILE")
+    if not path:
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def device() -> str:
+    """Return the job's device string (``AMZN_BRAKET_DEVICE_ARN``)."""
+    return os.environ.get("AMZN_BRAKET_DEVICE_ARN") or DEFAULT_DEVICE
+
+
+def job_name() -> str:
+    """Return the job's name (``AMZN_BRAKET_JOB_NAME``; ``local-job`` outside a job)."""
+    return _current_job_name()
+
+
+def _current_job_name() -> str:
+    return os.environ.get("AMZN_BRAKET_JOB_NAME") or "local-job"
+
+
+def input_dir(channel: str = "input") -> Path:
+    """Return the folder of one input channel (``$AMZN_BRAKET_INPUT_DIR/<channel>``)."""
+    base = os.environ.get("AMZN_BRAKET_INPUT_DIR")
+    root = Path(base) if base else Path.cwd() / _LOCAL_ROOT / "input"
+    return root / channel
+
+
+def results_dir() -> Path:
+    """Return the folder for ``results.json`` and other outputs."""
+    return _folder("AMZN_BRAKET_JOB_RESULTS_DIR", "results")
+
+
+def checkpoint_dir() -> Path:
+    """Return the checkpoint folder (``AMZN_BRAKET_CHECKPOINT_DIR``)."""
+    return _folder("AMZN_BRAKET_CHECKPOINT_DIR", "checkpoints")
+
+
+# Braket's own names (braket.jobs.environment_variables), returning strings as it does.
+def get_hyperparameters() -> dict[str, str]:
+    """Alias of ``hyperparameters`` under Braket's name."""
+    return hyperparameters()
+
+
+def get_job_device_arn() -> str:
+    """Alias of ``device`` under Braket's name."""
+    return device()
+
+
+def get_job_name() -> str:
+    """Alias of ``job_name`` under Braket's name."""
+    return job_name()
+
+
+def get_input_data_dir(channel: str = "input") -> str:
+    """Alias of ``input_dir`` under Braket's name (a string)."""
+    return str(input_dir(channel))
+
+
+def get_results_dir() -> str:
+    """Alias of ``results_dir`` under Braket's name (a string)."""
+    return str(results_dir())
+
+
+def get_checkpoint_dir() -> str:
+    """Alias of ``checkpoint_dir`` under Braket's name (a string)."""
+    return str(checkpoint_dir())
+
+
+def load_job_result(filename: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Load ``results.json`` of this job (or ``filename``), decoded."""
+    return read_persisted(filename or results_dir() / "results.json")
+
+
+def serialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
+    """Encode a dict's values for the persisted-job-data layout."""
+    if data_format == "plaintext":
+        return dict(data)
+    if data_format == "pickled_v4":
+        import base64
+        import pickle
+
+        return {k: base64.b64encode(pickle.dumps(v, protocol=4)).decode("ascii") for k, v in data.items()}
+    raise ValueError(f"data_format {data_format!r} is not one of {DATA_FORMATS}")
+
+
+def deserialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
+    """Decode a persisted-job-data ``dataDictionary``."""
+    if data_format == "plaintext":
+        return dict(data)
+    if data_format == "pickled_v4":
+        import base64
+        import pickle
+
+        return {k: pickle.loads(base64.b64decode(v)) for k, v in data.items()}
+    raise ValueError(f"data_format {data_format!r} is not one of {DATA_FORMATS}")
+
+
+def _format_name(data_format) -> str:
+    # accept Braket's PersistedJobDataFormat enum as well as plain strings
+    return str(getattr(data_format, "value", data_format)).lower()
+
+
+def persisted(data: dict[str, Any], data_format: str = "plaintext") -> str:
+    """Return the persisted-job-data JSON text of ``data``."""
+    fmt = _format_name(data_format)
+    return json.dumps(
+        {"braketSchemaHeader": SCHEMA_HEADER, "dataDictionary": serialize_values(data, fmt), "dataFormat": fmt}
+    )
+
+
+def read_persisted(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a persisted-job-data file and return its decoded dictionary."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return deserialize_values(doc.get("dataDictionary", {}), doc.get("dataFormat", "plaintext"))
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same folder and a rename."""
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plaintext") -> None:
+    """Save the job's result as ``results.json`` (persisted-job-data layout, atomic).
+
+    A non-dict value is saved as ``{"result": value}``. Saving again updates the
+    earlier keys when both use the same data format (as Braket does).
+
+    Raises:
+        ValueError: on an empty result or an unknown data format.
+        TypeError: when plaintext values are not JSON-serializable.
+    """
+    if result_data is None or (isinstance(result_data, dict) and not result_data):
+        raise ValueError("result_data can not be empty")
+    if not isinstance(result_data, dict):
+        result_data = {"result": result_data}
+    fmt = _format_name(data_format)
+    path = results_dir() / "results.json"
+    if path.exists():
+        try:
+            with open(path, encoding="utf-8") as f:
+                old = json.load(f)
+            if old.get("dataFormat") == fmt:
+                result_data = {**deserialize_values(old["dataDictionary"], fmt), **result_data}
+        except (OSError, ValueError, KeyError):
+            pass
+    write_atomic(path, persisted(result_data, fmt))
+
+
+def _checkpoint_path(name: str, suffix: str) -> Path:
+    return checkpoint_dir() / (f"{name}_{suffix}.json" if suffix else f"{name}.json")
+
+
+def save_job_checkpoint(
+    checkpoint_data: dict[str, Any], checkpoint_file_suffix: str = "", data_format: str = "plaintext"
+) -> None:
+    """Save a checkpoint as ``<job_name>(_<suffix>).json`` in the checkpoint folder (atomic).
+
+    Raises:
+        ValueError: on empty checkpoint data.
+    """
+    if not checkpoint_data:
+        raise ValueError("checkpoint_data can not be empty")
+    write_atomic(_checkpoint_path(_current_job_name(), checkpoint_file_suffix), persisted(checkpoint_data, data_format))
+
+
+def load_job_checkpoint(job_name: str | None = None, checkpoint_file_suffix: str = "") -> dict[str, Any]:
+    """Load the checkpoint ``<job_name>(_<suffix>).json`` (default: this job's own).
+
+    Raises:
+        FileNotFoundError: when no such checkpoint exists.
+    """
+    name = job_name or _current_job_name()
+    return read_persisted(_checkpoint_path(name, checkpoint_file_suffix))
+
+
+def log_metric(
+    metric_name: str, value: float, timestamp: float | None = None, iteration_number: int | None = None
+) -> None:
+    """Print a metric line the runtime records: ``Metrics - timestamp=..; name=value; iteration_number=..;``."""
+    line = f"Metrics - timestamp={time.time() if timestamp is None else timestamp}; {metric_name}={value};"
+    if iteration_number is not None:
+        line += f" iteration_number={iteration_number};"
+    print(line, flush=True)
+
+
+def distributed() -> dict[str, int]:
+    """Join the data-parallel group of this job and return its coordinates.
+
+    Reads RANK / LOCAL_RANK / WORLD_SIZE (defaults 0 / 0 / 1), applies the
+    job's torch thread count, sets the CUDA device to LOCAL_RANK when CUDA is
+    available, and initialises the default ``torch.distributed`` process group
+    (gloo on CPU, nccl on CUDA) when WORLD_SIZE > 1 and it is not yet initialised.
+
+    Returns:
+        ``{"world_size": W, "rank": R, "local_rank": L}``.
+    """
+    info = {
+        "world_size": int(os.environ.get("WORLD_SIZE", "1")),
+        "rank": int(os.environ.get("RANK", "0")),
+        "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
+    }
+    import torch
+
+    threads = os.environ.get(TORCH_THREADS_ENV)
+    if threads:
+        torch.set_num_threads(max(1, int(threads)))
+    use_cuda = torch.cuda.is_available() and "gpu" in device().lower()
+    if use_cuda:
+        torch.cuda.set_device(info["local_rank"] % max(1, torch.cuda.device_count()))
+    if info["world_size"] > 1:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            os.environ.setdefault("MASTER_PORT", "29500")
+            dist.init_process_group(
+                backend="nccl" if use_cuda else "gloo", rank=info["rank"], world_size=info["world_size"]
+            )
+    return info

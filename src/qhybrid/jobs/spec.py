@@ -1,0 +1,288 @@
+"""JobSpec and InstanceConfig: every check on a job happens here, before anything is written."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qhybrid.devices import needs_gpu, parse_device
+from qhybrid.errors import InstanceError, SpecError
+from qhybrid.jobs import instances
+
+NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
+MAX_NAME = 50
+DISTRIBUTIONS = (None, "data_parallel")
+BACKENDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class InstanceConfig:
+    """The instance a job asks for (Braket's keyword names).
+
+    Example:
+        >>> InstanceConfig(instanceType="ml.m5.2xlarge", instanceCount=2)  # doctest: +SKIP
+    """
+
+    instanceType: str = "ml.m5.large"
+    instanceCount: int = 1
+    volumeSizeInGb: int = 30
+
+    def __post_init__(self):
+        instances.get_instance(self.instanceType)
+        for key in ("instanceCount", "volumeSizeInGb"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InstanceError(f"{key} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A validated job: what the store writes to ``spec.json`` and the supervisor runs."""
+
+    name: str
+    device: str
+    source: str  # absolute path of the file or package folder (snapshotted into source/)
+    entry_point: str  # "pkg.module" or "pkg.module:function"
+    hyperparameters: dict[str, str] = field(default_factory=dict)
+    input_data: dict[str, str] = field(default_factory=dict)  # channel -> absolute path
+    instance_type: str = "ml.m5.large"
+    instance_count: int = 1
+    copy_checkpoints_from_job: str | None = None
+    distribution: str | None = None
+    processes_per_instance: int = 1
+    max_runtime: float | None = None
+    max_cost: float | None = None
+    backend: str = "local"
+    in_process: bool = False
+    created: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. the hybrid_job call
+
+    @property
+    def world_size(self) -> int:
+        return self.instance_count * self.processes_per_instance if self.distribution else 1
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> "JobSpec":
+        return cls(**json.loads(text))
+
+
+def check_name(name: str) -> str:
+    """Return a valid job name or raise SpecError (letters, digits, hyphens, <= 50 chars)."""
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise SpecError(
+            f"invalid job name {name!r}: use 1-{MAX_NAME} letters, digits and inner hyphens (e.g. 'qaoa-run-1')"
+        )
+    return name
+
+
+def generate_name(source: Path) -> str:
+    """Return ``qhybrid-<script>-<ms timestamp>`` (trimmed to 50 characters)."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", source.stem if source.is_file() else source.name).strip("-") or "job"
+    stamp = str(int(time.time() * 1000))
+    stem = stem[: MAX_NAME - len("qhybrid--") - len(stamp)].strip("-") or "job"
+    return f"qhybrid-{stem}-{stamp}"
+
+
+def _modules(root: Path) -> list[str]:
+    """List importable module names below a package folder (for error messages)."""
+    out = []
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root.parent).with_suffix("")
+        parts = [x for x in rel.parts if x != "__init__"]
+        out.append(".".join(parts))
+    return out[:20]
+
+
+def resolve_entry_point(source: Path, entry_point: str | None) -> str:
+    """Check that the entry point's module (and function) exists in the source; return it.
+
+    Raises:
+        SpecError: naming the missing module or function and the modules that exist.
+    """
+    default = source.stem if source.is_file() else source.name
+    entry = entry_point or default
+    module, _, func = entry.partition(":")
+    if not re.match(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$", module) or (func and not func.isidentifier()):
+        raise SpecError(f"entry point {entry!r} must look like 'pkg.module' or 'pkg.module:function'")
+    parts = module.split(".")
+    root = source.parent
+    if source.is_file():
+        candidates = [source] if parts == [source.stem] else []
+        valid = [source.stem]
+    else:
+        base = root.joinpath(*parts)
+        candidates = [p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()]
+        if not func and base.is_dir():  # a package runs through its __main__.py
+            candidates = [base / "__main__.py"] if (base / "__main__.py").is_file() else []
+        valid = _modules(source)
+        if parts[0] != source.name:
+            candidates = []
+    if not candidates:
+        raise SpecError(f"entry point module {module!r} not found in {source}; modules there: {', '.join(valid)}")
+    if func:
+        try:
+            tree = ast.parse(candidates[0].read_text(encoding="utf-8"))
+        except SyntaxError as err:
+            raise SpecError(f"entry point module {module!r} has a syntax error: {err}") from None
+        names = {
+            n.name
+            for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        } | {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        names |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+        if func not in names:
+            raise SpecError(f"entry point function {func!r} not found in module {module!r} ({candidates[0]})")
+    return entry
+
+
+def check_hyperparameters(hp: dict | None) -> dict[str, str]:
+    """Check hyperparameters are JSON-serializable; return them stringified as Braket does."""
+    if hp is None:
+        return {}
+    if not isinstance(hp, dict):
+        raise SpecError(f"hyperparameters must be a dict, got {type(hp).__name__}")
+    try:
+        json.dumps(hp)
+    except (TypeError, ValueError) as err:
+        bad = [k for k, v in hp.items() if not _json_ok(v)]
+        raise SpecError(f"hyperparameters are not JSON-serializable ({', '.join(map(repr, bad)) or err})") from None
+    return {str(k): str(v) for k, v in hp.items()}
+
+
+def _json_ok(value) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def check_input_data(input_data) -> dict[str, str]:
+    """Return ``{channel: absolute path}``; a plain path is the channel ``input``."""
+    if input_data is None:
+        return {}
+    if isinstance(input_data, (str, os.PathLike)):
+        input_data = {"input": input_data}
+    if not isinstance(input_data, dict):
+        raise SpecError(f"input_data must be a path or a dict of channel -> path, got {type(input_data).__name__}")
+    out = {}
+    for channel, path in input_data.items():
+        if not isinstance(channel, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", channel):
+            raise SpecError(f"invalid input channel name {channel!r}: use letters, digits, '-', '_', '.'")
+        p = Path(path).expanduser()
+        if not p.exists():
+            raise SpecError(f"input path {str(path)!r} for channel {channel!r} does not exist")
+        out[channel] = str(p.resolve())
+    return out
+
+
+def _positive(name: str, value, cast=float):
+    if value is None:
+        return None
+    try:
+        v = cast(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"{name} must be a positive number, got {value!r}") from None
+    if isinstance(value, bool) or v <= 0:
+        raise SpecError(f"{name} must be a positive number, got {value!r}")
+    return v
+
+
+def build_spec(
+    *,
+    device: str,
+    source_module,
+    entry_point: str | None = None,
+    job_name: str | None = None,
+    hyperparameters: dict | None = None,
+    input_data=None,
+    instance_config: InstanceConfig | None = None,
+    copy_checkpoints_from_job: str | None = None,
+    distribution: str | None = None,
+    max_runtime: float | None = None,
+    max_cost: float | None = None,
+    backend: str = "local",
+    processes_per_instance: int | None = None,
+    in_process: bool = False,
+    extra: dict | None = None,
+) -> JobSpec:
+    """Validate every argument of ``Job.create`` and return a JobSpec (no side effects).
+
+    Raises:
+        SpecError, InstanceError, DeviceError: one line naming the bad value.
+    """
+    dev = parse_device(device)
+    source = Path(source_module).expanduser()
+    if not source.exists():
+        raise SpecError(f"source module {str(source_module)!r} does not exist (give a .py file or a package folder)")
+    source = source.resolve()
+    if source.is_file() and source.suffix != ".py":
+        raise SpecError(f"source module {str(source_module)!r} is not a .py file or a folder")
+    entry = resolve_entry_point(source, entry_point)
+    hp = check_hyperparameters(hyperparameters)
+    channels = check_input_data(input_data)
+    ic = instance_config or InstanceConfig()
+    if not isinstance(ic, InstanceConfig):
+        raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
+    inst = instances.get_instance(ic.instanceType)
+    if needs_gpu(dev) and inst.gpus == 0:
+        gpu_types = [n for n, i in instances.catalogue().items() if i.gpus and i.usd_per_minute is not None]
+        raise InstanceError(
+            f"device {dev} needs a GPU but instance type {ic.instanceType!r} has none; "
+            f"use a GPU instance such as {', '.join(gpu_types[:3]) or 'ml.p3.2xlarge'}"
+        )
+    if distribution not in DISTRIBUTIONS:
+        raise SpecError(f"distribution {distribution!r} is not one of None, 'data_parallel'")
+    if backend not in BACKENDS:
+        raise SpecError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    import importlib.util
+
+    if importlib.util.find_spec(f"qhybrid.jobs.backends.{backend}") is None:
+        raise SpecError(f"backend {backend!r} is not available in this installation; use 'local'")
+    ppi = _positive("processes_per_instance", processes_per_instance, int)
+    if ppi is None:
+        ppi = min(inst.gpus, instances.local_gpus()) if (distribution and inst.gpus) else 1
+        ppi = max(1, ppi)
+    if distribution is None and processes_per_instance not in (None, 1):
+        raise SpecError("processes_per_instance needs distribution='data_parallel'")
+    if in_process and distribution:
+        raise SpecError("in_process runs one process in this interpreter; drop distribution='data_parallel'")
+    runtime = _positive("max_runtime", max_runtime)
+    budget = _positive("max_cost", max_cost)
+    if budget is not None and inst.usd_per_minute is None:
+        raise SpecError(
+            f"max_cost needs a price for {ic.instanceType!r}, which is unknown; "
+            f"add it to {instances.price_file()} ([prices] \"{ic.instanceType}\" = USD per minute)"
+        )
+    if copy_checkpoints_from_job is not None:
+        check_name(copy_checkpoints_from_job)
+    if distribution == "data_parallel":
+        hp = {**hp, "sagemaker_distributed_dataparallel_enabled": "true", "sagemaker_instance_type": ic.instanceType}
+    name = check_name(job_name) if job_name is not None else generate_name(source)
+    return JobSpec(
+        name=name,
+        device=str(dev),
+        source=str(source),
+        entry_point=entry,
+        hyperparameters=hp,
+        input_data=channels,
+        instance_type=ic.instanceType,
+        instance_count=ic.instanceCount,
+        copy_checkpoints_from_job=copy_checkpoints_from_job,
+        distribution=distribution,
+        processes_per_instance=ppi,
+        max_runtime=runtime,
+        max_cost=budget,
+        backend=backend,
+        in_process=bool(in_process),
+        created=time.time(),
+        extra=dict(extra or {}),
+    )

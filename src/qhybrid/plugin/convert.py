@@ -1,0 +1,95 @@
+"""PennyLane tape -> engine :class:`~qhybrid.sim.circuit.Circuit`.
+
+Trusts that the device's preprocess has run: every operation is in the gate
+table, an ``Adjoint`` of one, a state preparation, or has a matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pennylane as qml
+from pennylane.operation import StatePrepBase
+
+from ..sim.circuit import Circuit, DenseTerm, Measurement, Observable, Operation, PauliTerm
+from ..sim.gates import GATES
+
+
+def to_numpy(x):
+    """A plain numpy value from any interface's tensor."""
+    return np.asarray(qml.math.unwrap(qml.math.toarray(x)) if not isinstance(x, np.ndarray) else x)
+
+
+def _native(op):
+    """(name, adjoint flag) when the table runs ``op`` directly, else None."""
+    if op.name in GATES:
+        return op.name, False
+    if isinstance(op, qml.ops.op_math.Adjoint) and op.base.name in GATES:
+        return op.base.name, True
+    return None
+
+
+def convert_op(op, wire_map, trainable=()) -> Operation:
+    """One PennyLane operation as an engine Operation (a unitary when not in the table)."""
+    wires = tuple(wire_map[w] for w in op.wires)
+    nat = _native(op)
+    if nat is not None:
+        base = op.base if nat[1] else op
+        params = tuple(to_numpy(p) for p in base.data)
+        return Operation(nat[0], wires, params, tuple(trainable), nat[1])
+    m = to_numpy(qml.matrix(op, wire_order=op.wires))
+    d = np.diagonal(m, axis1=-2, axis2=-1)
+    if np.allclose(m, np.einsum("...i,ij->...ij", d, np.eye(m.shape[-1]))):
+        return Operation("DiagonalQubitUnitary", wires, (d,))
+    return Operation("QubitUnitary", wires, (m,))
+
+
+def convert_observable(obs, wire_map) -> Observable:
+    """Pauli sums as Pauli terms (no matrices); anything else as dense terms."""
+    paulis, dense = [], []
+    try:
+        terms = [(1.0, obs)] if obs.pauli_rep is not None else list(zip(*obs.terms()))
+    except Exception:  # noqa: BLE001  (no terms(): a single operator)
+        terms = [(1.0, obs)]
+    for c, o in terms:
+        c = complex(to_numpy(c))
+        rep = o.pauli_rep
+        if rep is not None:
+            for word, cw in rep.items():
+                paulis.append(PauliTerm(c * complex(to_numpy(cw)),
+                                        tuple((wire_map[w], p) for w, p in word.items())))
+        else:
+            m = to_numpy(qml.matrix(o, wire_order=o.wires))
+            dense.append(DenseTerm(c.real, tuple(wire_map[w] for w in o.wires), m))
+    return Observable(tuple(paulis), tuple(dense))
+
+
+def convert_tape(tape, wire_order) -> Circuit:
+    """The tape's operations (and expval/var/probs/state measurements) on ``wire_order``.
+
+    Measurements the engine does not compute itself become ``None`` placeholders;
+    the device finishes them with PennyLane's ``process_state``.
+    """
+    wire_map = {w: i for i, w in enumerate(wire_order)}
+    n = len(wire_order)
+    trainable = set(tape.trainable_params)
+    ops, init, p = [], None, 0
+    for k, op in enumerate(tape.operations):
+        tr = [j for j in range(op.num_params) if p + j in trainable]
+        p += op.num_params
+        if isinstance(op, StatePrepBase) and k == 0:
+            init = to_numpy(op.state_vector(wire_order=wire_order)).reshape(-1, 2**n)
+            continue
+        if op.name == "Identity":
+            continue
+        ops.append(convert_op(op, wire_map, tr))
+    meas = []
+    for mp in tape.measurements:
+        kind = type(mp).__name__
+        if kind == "ExpectationMP" and mp.obs is not None:
+            meas.append(Measurement("expval", convert_observable(mp.obs, wire_map)))
+        elif kind == "VarianceMP" and mp.obs is not None:
+            meas.append(Measurement("var", convert_observable(mp.obs, wire_map)))
+        elif kind == "ProbabilityMP" and mp.obs is None and mp.mv is None:
+            meas.append(Measurement("probs", wires=tuple(wire_map[w] for w in (mp.wires or wire_order))))
+        else:
+            meas.append(None)
+    return Circuit(n, tuple(ops), tuple(meas), initial_state=init)

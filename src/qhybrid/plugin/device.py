@@ -1,0 +1,259 @@
+"""PennyLane devices ``qhybrid.cpu`` and ``qhybrid.gpu``: thin shells over :mod:`qhybrid.sim`.
+
+Example::
+
+    import pennylane as qml
+    dev = qml.device("qhybrid.cpu", wires=4, seed=7, c_dtype="complex64", threads=2)
+
+    @qml.qnode(dev, diff_method="adjoint")
+    def f(x):
+        qml.RX(x, 0)
+        return qml.expval(qml.Z(0))
+
+Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
+(``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (int,
+``numpy.random.Generator`` or ``torch.Generator``; drives sampling),
+``threads`` (torch and numba threads while executing, restored after),
+``fuse`` and ``fast`` (engine switches, on by default). Derivatives:
+``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
+broadcast batches included). ``qhybrid.gpu`` raises
+:class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
+back to the CPU.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+
+import numpy as np
+import pennylane as qml
+import torch
+from pennylane.devices import Device, ExecutionConfig
+from pennylane.devices.modifiers import simulator_tracking, single_tape_support
+from pennylane.transforms.core import CompilePipeline
+
+from ..errors import DeviceError
+from ..sim import Cache
+from ..sim.adjoint import adjoint_jacobian
+from ..sim.circuit import Circuit
+from ..sim.measure import measure, sample_bits
+from ..sim.simulate import final_state
+from .convert import convert_op, convert_tape
+from .preprocess import add_adjoint_transforms, device_pipeline
+
+_DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64}
+
+
+def _torch_dtype(c_dtype) -> torch.dtype:
+    if isinstance(c_dtype, torch.dtype) and c_dtype in _DTYPES.values():
+        return c_dtype
+    try:
+        name = np.dtype(c_dtype).name
+    except TypeError:
+        name = str(c_dtype)
+    if name not in _DTYPES:
+        raise DeviceError(f"c_dtype={c_dtype!r} is not supported; valid: np.complex128, np.complex64, "
+                          f"'complex128', 'complex64'")
+    return _DTYPES[name]
+
+
+def _numpy_rng(seed) -> np.random.Generator:
+    if isinstance(seed, torch.Generator):
+        seed = int(torch.randint(0, 2**62, (1,), generator=seed))
+    if isinstance(seed, str) and seed == "global":
+        seed = np.random.randint(0, 2**31 - 1)
+    return np.random.default_rng(seed)
+
+
+@contextlib.contextmanager
+def _threads(n):
+    if n is None:
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        import numba
+
+        old_nb = numba.get_num_threads()
+        numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    except Exception:  # noqa: BLE001  (numba optional)
+        old_nb = None
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+        if old_nb is not None:
+            import numba
+
+            numba.set_num_threads(old_nb)
+
+
+@simulator_tracking
+@single_tape_support
+class QhybridCPU(Device):
+    """State-vector simulator on CPU torch tensors (numba kernels for the hot loops)."""
+
+    name = "qhybrid.cpu"
+    _torch_device = "cpu"
+
+    def __init__(self, wires=None, shots=None, *, seed=None, c_dtype=np.complex128, threads=None,
+                 fuse: bool = True, fast: bool = True):
+        super().__init__(wires=wires, shots=shots)
+        self._check_backend()
+        self.dtype = _torch_dtype(c_dtype)
+        if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+            raise DeviceError(f"threads={threads!r} must be a positive integer")
+        self.threads = threads
+        self._rng = _numpy_rng(seed)
+        self._fuse, self._fast = fuse, fast
+        self._cache = Cache()
+
+    def _check_backend(self):
+        pass
+
+    @property
+    def c_dtype(self):
+        return np.complex64 if self.dtype == torch.complex64 else np.complex128
+
+    # ---------------------------------------------------------------- config
+    def preprocess_transforms(self, execution_config: ExecutionConfig | None = None) -> CompilePipeline:
+        return device_pipeline(self, execution_config or ExecutionConfig())
+
+    def setup_execution_config(self, config: ExecutionConfig | None = None, circuit=None) -> ExecutionConfig:
+        config = config or ExecutionConfig()
+        updated = {}
+        if config.device_options:
+            raise DeviceError(f"{self.name} takes no device options, got {sorted(config.device_options)}; "
+                              f"pass c_dtype, seed, threads when creating the device")
+        method = config.gradient_method
+        if method == "best":
+            method = "adjoint"
+            updated["gradient_method"] = method
+        derivative = method in ("adjoint", "device")
+        if config.use_device_gradient is None:
+            updated["use_device_gradient"] = derivative
+        if config.use_device_jacobian_product is None:
+            updated["use_device_jacobian_product"] = False
+        if config.grad_on_execution is None:
+            updated["grad_on_execution"] = derivative
+        if config.mcm_config.mcm_method not in (None, "deferred"):
+            raise DeviceError(f"mcm_method={config.mcm_config.mcm_method!r} is not supported on {self.name}; "
+                              f"valid: 'deferred'")
+        updated["mcm_config"] = replace(config.mcm_config, mcm_method="deferred")
+        return replace(config, **updated)
+
+    def supports_derivatives(self, execution_config: ExecutionConfig | None = None, circuit=None) -> bool:
+        if execution_config is None:
+            return True
+        if execution_config.gradient_method not in ("adjoint", "device", "best"):
+            return False
+        if circuit is None:
+            return True
+        prog = CompilePipeline()
+        add_adjoint_transforms(prog, name=self.name, device_wires=self.wires)
+        try:
+            prog((circuit,))
+        except Exception:  # noqa: BLE001  (any failure means: not supported)
+            return False
+        return True
+
+    # ---------------------------------------------------------------- execution
+    def _wire_order(self, tape):
+        return self.wires if self.wires is not None else tape.wires
+
+    def _run(self, tape):
+        wire_order = self._wire_order(tape)
+        circ = convert_tape(tape, wire_order)
+        n = circ.n_wires
+        state = final_state(Circuit(n, circ.operations, (), circ.initial_state), dtype=self.dtype,
+                            device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
+        if tape.shots:
+            return self._sampled(tape, state, wire_order)
+        batched = tape.batch_size is not None
+        out = []
+        for mp, m in zip(tape.measurements, circ.measurements):
+            if m is not None:
+                r = measure(state, m, n, cache=self._cache, fast=self._fast).cpu().numpy()
+            else:
+                diag = mp.diagonalizing_gates() if mp.obs is not None else []
+                st = self._rotated(state, diag, wire_order).cpu().numpy()
+                r = np.asarray(mp.process_state(st if batched else st[0], wire_order))
+                out.append(r)
+                continue
+            out.append(r if batched else r[0])
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def _rotated(self, state, gates, wire_order):
+        """``state`` after the diagonalizing ``gates`` (the state itself when there are none)."""
+        if not gates:
+            return state
+        wire_map = {w: i for i, w in enumerate(wire_order)}
+        n = state.shape[1].bit_length() - 1
+        rot = Circuit(n, tuple(convert_op(g, wire_map) for g in gates), (), state)
+        return final_state(rot, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=False)
+
+    def _sampled(self, tape, state, wire_order):
+        n = state.shape[1].bit_length() - 1
+        total = tape.shots.total_shots
+        samples, per_mp = {}, []
+        for mp in tape.measurements:
+            diag = mp.diagonalizing_gates() if mp.obs is not None else []
+            key = tuple(repr(g) for g in diag)
+            if key not in samples:
+                st = self._rotated(state, diag, wire_order)
+                samples[key] = sample_bits(st, total, n, rng=self._rng)[0]
+            per_mp.append(samples[key])
+        bins = []
+        for lo, hi in tape.shots.bins():
+            res = tuple(mp.process_samples(s[lo:hi], wire_order) for mp, s in zip(tape.measurements, per_mp))
+            bins.append(res[0] if len(res) == 1 else res)
+        return tuple(bins) if tape.shots.has_partitioned_shots else bins[0]
+
+    def execute(self, circuits, execution_config: ExecutionConfig | None = None):
+        with _threads(self.threads):
+            return tuple(self._run(t) for t in circuits)
+
+    # ---------------------------------------------------------------- derivatives
+    def _jac(self, tape, values=False):
+        circ = convert_tape(tape, self._wire_order(tape))
+        vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
+                                     cache=self._cache, fuse=self._fuse, return_values=True)
+        batched = tape.batch_size is not None
+        jac = jac.numpy()
+        vals = vals.numpy()
+        M, T = jac.shape[0], jac.shape[1]
+
+        def entry(a):
+            return np.array(a) if batched else np.array(a[0])
+
+        per_m = [entry(jac[m, 0]) if T == 1 else tuple(entry(jac[m, t]) for t in range(T)) for m in range(M)]
+        j = per_m[0] if M == 1 else tuple(per_m)
+        if not values:
+            return j
+        v = [entry(vals[m]) for m in range(M)]
+        return (v[0] if M == 1 else tuple(v)), j
+
+    def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
+        with _threads(self.threads):
+            return tuple(self._jac(t) for t in circuits)
+
+    def execute_and_compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
+        with _threads(self.threads):
+            both = [self._jac(t, values=True) for t in circuits]
+        return tuple(b[0] for b in both), tuple(b[1] for b in both)
+
+
+class QhybridGPU(QhybridCPU):
+    """The same engine on a CUDA device (torch kernels). Raises DeviceError without CUDA."""
+
+    name = "qhybrid.gpu"
+    _torch_device = "cuda"
+
+    def _check_backend(self):
+        if not torch.cuda.is_available():
+            raise DeviceError(
+                "qhybrid.gpu needs a CUDA GPU, but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}); "
+                "use qhybrid.cpu, or install a CUDA build of torch on a machine with a GPU"
+            )

@@ -1,0 +1,53 @@
+"""How many bytes a QAOA simulation needs, and refusing the ones that do not fit."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from qhybrid.errors import MemoryLimitError
+
+_ITEM = {torch.complex64: 8, torch.complex128: 16}
+
+
+def state_bytes(n: int, dtype) -> int:
+    """Bytes of one ``2**n`` state vector of ``dtype``."""
+    return (2**n) * _ITEM[dtype]
+
+
+def required_bytes(n: int, *, dtype=torch.complex128, backend: str = "numba", batch: int = 1,
+                   index_itemsize: int = 1) -> int:
+    """Peak bytes for one energy+gradient call (estimate, including the cost diagonal).
+
+    The fused numba path keeps two states (psi, lambda) plus the small-int cost index;
+    the torch reference keeps about eight states' worth of temporaries per parameter set
+    and a dense float64 diagonal.
+    """
+    s = state_bytes(n, dtype)
+    size = 2**n
+    if backend == "numba":
+        return 2 * s + size * index_itemsize + size * 4  # + int32 accumulator while building
+    return batch * 8 * s + size * (8 + 1 + index_itemsize + 4)
+
+
+def available_bytes(device) -> int:
+    """Memory the simulation may use on ``device``: free CUDA memory, or 80% of physical RAM."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        return int(0.8 * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1 << 62
+
+
+def check_fits(needed: int, *, n: int, device, limit: int | None = None) -> None:
+    """Raise :class:`MemoryLimitError` when ``needed`` bytes exceed the limit (or what ``device`` has)."""
+    available = available_bytes(device) if limit is None else int(limit)
+    if needed > available:
+        raise MemoryLimitError(
+            f"QAOA on {n} qubits needs about {needed:,} bytes ({needed / 2**30:.2f} GiB) but "
+            f"{available:,} bytes ({available / 2**30:.2f} GiB) are available on {torch.device(device)}; "
+            "use fewer nodes, complex64, or a machine with more memory"
+        )

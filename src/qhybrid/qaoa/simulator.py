@@ -1,0 +1,271 @@
+"""`QAOA`: energy, adjoint gradient, probabilities and optimum of one problem instance.
+
+Holds the cost diagonal (built once, on the target device) and preallocated
+state buffers, and dispatches each sweep to the fused numba kernels (CPU) or
+to the torch reference (CPU or CUDA). Parameters follow PennyLane's QAOA
+tutorial: ``params`` of shape ``(2, p)`` = ``[gammas, betas]``, or a batch
+``(B, 2, p)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from qhybrid.errors import DeviceError, OperationError
+from qhybrid.qaoa import memory, torch_engine
+from qhybrid.qaoa.problem import CostDiagonal, bitstring, cost_diagonal
+
+DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64}
+BACKENDS = ("auto", "numba", "torch")
+
+
+def _has_numba() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _popcount(m: int) -> np.ndarray:
+    """popcount of 0..2**m-1."""
+    pop = np.zeros(1, dtype=np.int64)
+    for _ in range(m):
+        pop = np.concatenate([pop, pop + 1])
+    return pop
+
+
+class QAOA:
+    """A QAOA instance: graph + problem -> energies and gradients of the PennyLane circuit.
+
+    Args:
+        graph: networkx graph on nodes ``0..n-1``, or an edge list ``[(i, j[, w]), ...]``.
+        problem: ``"maxcut"`` (default) or ``"maxclique"`` (unconstrained, X mixer).
+        dtype: ``torch.complex128`` (default) or ``torch.complex64`` (or their names).
+        device: torch device (``"cpu"``, ``"cuda"``).
+        backend: ``"auto"`` (numba on CPU when installed, else torch), ``"numba"``, ``"torch"``.
+        n_nodes: node count for an edge list with isolated trailing nodes.
+        weight: edge attribute holding weights (default 1); None ignores weights (as ``qml.qaoa.maxcut``).
+        memory_limit: bytes allowed (default: free CUDA memory or 80% of RAM).
+
+    Raises:
+        MemoryLimitError: the instance does not fit.
+        DeviceError: CUDA requested but absent, or numba asked for on CUDA.
+
+    Example:
+        >>> q = QAOA([(0, 1), (1, 2), (2, 0)])
+        >>> e, g = q.energy_and_grad([[0.5], [0.5]])
+    """
+
+    def __init__(self, graph, *, problem: str = "maxcut", dtype=torch.complex128, device="cpu",
+                 backend: str = "auto", n_nodes: int | None = None, weight: str | None = "weight",
+                 memory_limit: int | None = None, block_bits: int | None = None):
+        if isinstance(dtype, str):
+            if dtype not in DTYPES:
+                raise OperationError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+            dtype = DTYPES[dtype]
+        if dtype not in DTYPES.values():
+            raise OperationError(f"unsupported dtype {dtype}; valid: complex128, complex64")
+        device = torch.device(device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise DeviceError(f"device {device} requested but CUDA is not available; use 'cpu'")
+        if backend not in BACKENDS:
+            raise OperationError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        if backend == "auto":
+            backend = "numba" if (device.type == "cpu" and _has_numba()) else "torch"
+        if backend == "numba" and device.type != "cpu":
+            raise DeviceError(f"the numba backend runs on CPU only, not {device}; use backend='torch'")
+        self.dtype, self.device, self.backend, self.problem = dtype, device, backend, problem
+        self._limit = memory_limit
+        n = n_nodes if n_nodes is not None else (graph.n_nodes if hasattr(graph, "n_nodes") else None)
+        n_est = n if n is not None else _count_nodes(graph)
+        memory.check_fits(memory.required_bytes(n_est, dtype=dtype, backend=backend), n=n_est,
+                          device=device, limit=memory_limit)
+        self.diagonal: CostDiagonal = cost_diagonal(graph, problem, device=device, n_nodes=n_nodes, weight=weight)
+        self.n = self.diagonal.n
+        self._bufs = None
+        self._block_bits = block_bits
+
+    # -- the problem -------------------------------------------------------------
+    @property
+    def optimum(self) -> float:
+        """The minimum of the cost (e.g. ``-maxcut``)."""
+        return self.diagonal.minimum
+
+    def optimal_bitstrings(self, max_count: int = 64) -> list[str]:
+        """Bitstrings (wire 0 first) reaching the optimum."""
+        return self.diagonal.optimum(max_bitstrings=max_count)[1]
+
+    def approximation_ratio(self, energy: float) -> float:
+        """Max-Cut: ``E / C_min`` (expected cut / maximum cut, both negative costs).
+        Max-Clique: ``(C_max - E) / (C_max - C_min)``, 1 at the optimum, 0 at the worst state."""
+        if self.problem == "maxcut":
+            return float(energy) / self.optimum if self.optimum != 0 else 1.0
+        span = self.diagonal.maximum - self.diagonal.minimum
+        return (self.diagonal.maximum - float(energy)) / span if span else 1.0
+
+    # -- parameters --------------------------------------------------------------
+    def _params(self, params) -> tuple[np.ndarray, bool]:
+        arr = params.detach().cpu().numpy() if isinstance(params, torch.Tensor) else np.asarray(params)
+        arr = np.asarray(arr, dtype=np.float64)
+        single = arr.ndim == 2
+        if single:
+            arr = arr[None]
+        if arr.ndim != 3 or arr.shape[1] != 2 or arr.shape[2] < 1:
+            raise OperationError(f"params must have shape (2, p) or (B, 2, p) with p >= 1; got {tuple(arr.shape)}")
+        return arr, single
+
+    # -- public computations ----------------------------------------------------------
+    def energy(self, params):
+        """``<C>``: a float for ``(2, p)`` params, a float64 array ``(B,)`` for a batch."""
+        arr, single = self._params(params)
+        if self.backend == "torch":
+            e = torch_engine.energy(self.diagonal, torch.as_tensor(arr, device=self.device), dtype=self.dtype)
+            e = e.cpu().numpy()
+        else:
+            e = np.array([self._numba_sweep(a, grad=False)[0] for a in arr])
+        return float(e[0]) if single else e
+
+    def energy_and_grad(self, params):
+        """``(<C>, d<C>/dparams)``; gradient shaped like ``params`` (float64 numpy)."""
+        arr, single = self._params(params)
+        if self.backend == "torch":
+            out = []
+            for a in arr:  # one parameter set at a time keeps the reference's temporaries bounded
+                e, g = torch_engine.energy_and_grad(self.diagonal, torch.as_tensor(a[None], device=self.device),
+                                                    dtype=self.dtype)
+                out.append((float(e[0]), g[0].cpu().numpy()))
+        else:
+            out = [self._numba_sweep(a, grad=True) for a in arr]
+        if single:
+            return out[0]
+        return np.array([o[0] for o in out]), np.stack([o[1] for o in out])
+
+    def state(self, params) -> torch.Tensor:
+        """The final state ``(2**n,)`` for one parameter set (a copy)."""
+        arr, _ = self._params(params)
+        if self.backend == "torch":
+            return torch_engine.forward(self.diagonal, torch.as_tensor(arr[:1], device=self.device),
+                                        dtype=self.dtype)[0]
+        self._numba_sweep(arr[0], grad=False)
+        return self._numba_state()
+
+    def probabilities(self, params) -> torch.Tensor:
+        """``|<z|psi>|^2`` as float64 ``(2**n,)``, index z with wire 0 most significant."""
+        return self.state(params).abs().square().to(torch.float64)
+
+    def most_likely(self, params, k: int = 5) -> list[dict]:
+        """The ``k`` most likely bitstrings: ``[{"bitstring", "probability", "cost"}, ...]``."""
+        probs = self.probabilities(params)
+        top = torch.topk(probs, min(k, probs.numel()))
+        out = []
+        for p, z in zip(top.values.tolist(), top.indices.tolist()):
+            cost = self.diagonal.values[z] if self.diagonal.values is not None else \
+                self.diagonal.levels[self.diagonal.index[z].long()]
+            out.append({"bitstring": bitstring(z, self.n), "probability": p, "cost": float(cost)})
+        return out
+
+    # -- the fused CPU sweep --------------------------------------------------------
+    def _layout(self):
+        from qhybrid.qaoa import numba_kernels as nk
+
+        n = self._n_eff()
+        kmax = self._block_bits or (14 if self.dtype == torch.complex128 else 15)
+        k = n if n <= 4 else min(kmax, n - 2)
+        nt = nk.num_threads()
+        item = 16 if self.dtype == torch.complex128 else 8
+        w = getattr(self, "_tile_width", None) or max(4, min(64, (256 << 10) // (item * 2 ** max(n - k, 0))))
+        while w > 1 and (2**k) // w < 2 * nt:
+            w //= 2
+        return k, w, nt
+
+    def _symmetric(self) -> bool:
+        """Max-Cut is invariant under flipping every bit: keep only the half with wire 0 = 0."""
+        return self.problem == "maxcut" and self.n >= 2
+
+    def _n_eff(self) -> int:
+        return self.n - 1 if self._symmetric() else self.n
+
+    def _buffers(self):
+        if self._bufs is None:
+            k, w, nt = self._layout()
+            n, ne = self.n, self._n_eff()
+            half = 2**ne
+            real = np.float64 if self.dtype == torch.complex128 else np.float32
+            cplx = np.complex128 if self.dtype == torch.complex128 else np.complex64
+            psi_t = torch.empty(half, dtype=self.dtype)
+            lam_t = torch.empty(half, dtype=self.dtype)
+            psi, lam = psi_t.numpy(), lam_t.numpy()
+            nh = ne - k
+            rows = 2**nh
+            pop_r, pop_c = _popcount(nh), _popcount(k)
+            if self._symmetric():
+                # sum_i Z_i on the full index (parity(y), y) = n - 2 pop(y) - 2 parity(y)
+                zh = np.stack([(n - 2 * pop_r) - 2 * ((pop_r + q) & 1) for q in (0, 1)]).astype(np.float64)
+                zl = (-2 * pop_c).astype(np.float64)
+            else:
+                zh = np.stack([nh - 2 * pop_r] * 2).astype(np.float64)
+                zl = (k - 2 * pop_c).astype(np.float64)
+            scratch = np.zeros((nt, 2, rows * w), dtype=cplx)
+            d = self.diagonal
+            direct = d.values is not None
+            self._bufs = dict(
+                k=k, w=w, nt=nt, rows=rows, real=real, cplx=cplx, psi_t=psi_t, lam_t=lam_t,
+                psi=psi, psf=psi.view(real), lam=lam, laf=lam.view(real),
+                scratch=scratch, scratchf=scratch.view(real), direct=direct,
+                index=(np.zeros(1, dtype=np.uint8) if direct else d.index[:half].numpy()),
+                levels=(d.values[:half].numpy() if direct else d.levels.numpy()),
+                zh=zh, zl=zl, pc=(pop_c & 1).astype(np.uint8),
+                fold=2.0 if self._symmetric() else 1.0, half=half,
+                acc_b=np.zeros(half >> k), acc_t=np.zeros(nt),
+            )
+        return self._bufs
+
+    def _numba_state(self) -> torch.Tensor:
+        b = self._bufs
+        if b["fold"] == 2.0:  # psi(1 z') = psi(0 not z')
+            return torch.cat([b["psi_t"], b["psi_t"].flip(0)])
+        return b["psi_t"].clone()
+
+    def _numba_sweep(self, a: np.ndarray, *, grad: bool):
+        from qhybrid.qaoa import numba_kernels as nk
+
+        b = self._buffers()
+        n, k, w, half, fold = self.n, b["k"], b["w"], b["half"], b["fold"]
+        gam, bet = a[0], a[1]
+        p = gam.shape[0]
+        cplx, levels, index, direct = b["cplx"], b["levels"], b["index"], b["direct"]
+        psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
+        zh, zl, pc = b["zh"], b["zl"], b["pc"]
+        dummy = np.zeros(1, dtype=cplx)
+
+        def table(g):
+            return dummy if direct else np.exp(-1j * g * levels).astype(cplx)
+
+        def mixer(beta):
+            return (np.exp(-1j * beta * zh) / half).astype(cplx), np.exp(-1j * beta * zl).astype(cplx)
+
+        amp = 2.0 ** (-n / 2)
+        for layer in range(p):
+            nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp)
+            dh, dl = mixer(bet[layer])
+            nk.fwd_high(psi, k, w, dh, dl, pc, sc, scf)
+        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, b["acc_b"])
+        e = fold * float(b["acc_b"].sum())
+        if not grad:
+            return e, None
+        g = np.zeros((2, p))
+        for layer in reversed(range(p)):
+            dh, dl = mixer(bet[layer])
+            nk.bwd_high(psi, lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pc, sc, scf, b["acc_t"])
+            g[1, layer] = 2.0 * fold * b["acc_t"].sum() / half
+            tc = np.conj(table(gam[layer]))
+            nk.bwd_low(psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
+            g[0, layer] = 2.0 * fold * b["acc_b"].sum()
+        return e, g
+
+
+def _count_nodes(graph) -> int:
+    if hasattr(graph, "number_of_nodes"):
+        return graph.number_of_nodes()
+    return 1 + max((max(e[0], e[1]) for e in graph), default=-1)

@@ -1,0 +1,119 @@
+"""``QuantumLayer``: the CCQC circuit as a torch module, one batched simulation per call.
+
+The layer's parameters have the names and shapes of the weights the Braket
+example hands to ``qml.qnn.TorchLayer`` (``w_layer1``, ``w_layer2``,
+``rotation``), so a state dict moves between this layer and the PennyLane
+one built by :func:`qhybrid.qml.reference.pennylane_layer`.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from qhybrid.errors import OperationError
+from qhybrid.qml import circuit
+from qhybrid.qml.adjoint import CircuitExpval, Plan, Workspace
+
+KERNELS = ("auto", "torch", "numba")
+DTYPES = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+
+
+class QuantumLayer(nn.Module):
+    """The circuit-centric classifier evaluated on a batch of angle vectors.
+
+    Args:
+        n_wires: number of wires = number of input features (at least 2).
+        ranges: one entangling layer per entry, with that control-target range.
+        embedding: the AngleEmbedding rotation, ``"X"``, ``"Y"`` or ``"Z"``.
+        dtype: ``torch.complex128`` (outputs float64) or ``torch.complex64`` (float32).
+        device: where parameters and states live (CPU or CUDA).
+        generator: a ``torch.Generator`` for the initial weights, uniform in
+            ``[0, 2 pi)`` as TorchLayer initialises them.
+        kernel: ``"auto"`` (numba on CPU when installed, else torch), ``"torch"``
+            or ``"numba"`` (CPU only).
+
+    Raises:
+        OperationError: a bad ``n_wires``, range, embedding or dtype.
+
+    Example:
+        >>> layer = QuantumLayer(4)
+        >>> layer(torch.zeros(8, 4, dtype=torch.float64)).shape
+        torch.Size([8, 1])
+    """
+
+    def __init__(self, n_wires: int, *, ranges=(1, 3), embedding: str = "X",
+                 dtype: torch.dtype = torch.complex128, device=None, generator=None,
+                 kernel: str = "auto"):
+        super().__init__()
+        if not isinstance(n_wires, int) or n_wires < 2:
+            raise OperationError(f"n_wires={n_wires!r}: the circuit needs an integer of at least 2 wires")
+        ranges = tuple(int(r) for r in ranges)
+        if not ranges:
+            raise OperationError("ranges=(): give at least one entangling layer, e.g. ranges=(1, 3)")
+        bad = [r for r in ranges if r % n_wires == 0]
+        if bad:
+            raise OperationError(f"range {bad[0]} on {n_wires} wires puts control and target on one "
+                                 f"wire; use ranges that are not multiples of {n_wires}")
+        if embedding not in circuit.EMBEDDINGS:
+            raise OperationError(f"embedding={embedding!r}: valid are {', '.join(circuit.EMBEDDINGS)}")
+        if kernel not in KERNELS:
+            raise OperationError(f"kernel={kernel!r}: valid are {', '.join(KERNELS)}")
+        if dtype not in DTYPES:
+            raise OperationError(f"dtype={dtype}: valid are torch.complex128 and torch.complex64")
+        self.n_wires = n_wires
+        self.ranges = ranges
+        self.embedding = embedding
+        self.dtype = dtype
+        self.kernel = kernel
+        real = DTYPES[dtype]
+        gates = []
+        for k, rng in enumerate(ranges):
+            if k > 0:
+                gates += [(-1, w) for w in range(n_wires)]
+            gates += list(circuit.chain_pairs(n_wires, rng))
+        self.plan = Plan(n_wires, tuple(gates))
+        self._workspace = Workspace()
+        for k in range(len(ranges)):
+            weights = torch.rand((2, n_wires, 3), generator=generator, dtype=torch.float64) * 2 * math.pi
+            self.register_parameter(f"w_layer{k + 1}", nn.Parameter(weights.to(device=device, dtype=real)))
+        rotation = torch.rand((3,), generator=generator, dtype=torch.float64) * 2 * math.pi
+        self.rotation = nn.Parameter(rotation.to(device=device, dtype=real))
+
+    def layer_weights(self) -> list[torch.Tensor]:
+        """The entangling layers' weights, ``(2, n, 3)`` each, in circuit order."""
+        return [getattr(self, f"w_layer{k + 1}") for k in range(len(self.ranges))]
+
+    def matrices(self, inputs: torch.Tensor):
+        """The kernel's inputs: per-sample factors ``(B, n, 2)``, gate matrices, observable."""
+        weights = self.layer_weights()
+        dtype = self.dtype
+        first = circuit.rot_matrices(weights[0][0], dtype)  # (n, 2, 2)
+        embedded = circuit.embedding_vectors(inputs, self.embedding, dtype)  # (B, n, 2)
+        factors = (first.unsqueeze(0) @ embedded.unsqueeze(-1)).squeeze(-1)
+        mats = []
+        for k, w in enumerate(weights):
+            if k > 0:
+                mats.append(circuit.rot_matrices(w[0], dtype))
+            mats.append(circuit.rot_matrices(w[1], dtype))
+        obs = circuit.z_observable(self.rotation, dtype)
+        return factors, torch.cat(mats), obs
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``<Z_0>`` for each row of ``inputs`` ``(B, n)`` (or one ``(n,)``): ``(B, 1)`` (or ``(1,)``)."""
+        single = inputs.ndim == 1
+        x = inputs.unsqueeze(0) if single else inputs
+        if x.ndim != 2 or x.shape[1] != self.n_wires:
+            raise OperationError(f"inputs of shape {tuple(inputs.shape)}: expected (batch, {self.n_wires})")
+        x = x.to(device=self.rotation.device, dtype=self.rotation.dtype)
+        factors, mats, obs = self.matrices(x)
+        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._workspace, self.kernel).unsqueeze(-1)
+        return out[0] if single else out
+
+    def extra_repr(self) -> str:
+        return f"n_wires={self.n_wires}, ranges={self.ranges}, embedding={self.embedding!r}, dtype={self.dtype}"
+
+    def _apply(self, fn, *args, **kwargs):  # .to(device) / .double(): drop cached buffers
+        self._workspace.clear()
+        return super()._apply(fn, *args, **kwargs)

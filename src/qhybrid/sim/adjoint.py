@@ -1,0 +1,149 @@
+"""Adjoint differentiation: one forward sweep, one backward sweep, a few states.
+
+``adjoint_jacobian(circuit, *, dtype, device, fast, cache) -> (M, T, B)``
+float64 tensor: ``d<O_m>/d theta_t`` for every expval measurement ``m``,
+every trainable parameter ``t`` (operations in order, each operation's
+``trainable`` indices in order) and every broadcast row ``b``.
+
+With ``|ket>`` the final state and ``|bra_m> = O_m|ket>`` (a Hamiltonian is
+applied once, not per term), walk the gates backwards: at gate
+``U = exp(i theta G)``, ``dE/dtheta = 2 Re(i <bra|G|ket>)``; then undo the
+gate on the ket and on every bra. Runs of Z-rotations (RZ, IsingZZ, MultiRZ,
+as in QAOA cost layers) commute, so all of their derivatives come from one
+pass over the pair of states and the run is undone by one phase pass. See
+``README.md`` for the derivation.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..errors import OperationError
+from .apply import apply_kop, generator_overlap, use_fast
+from .fuse import ZROT, kop_for, lower
+from .gates import GATES, gate_generator
+from .memory import check_memory
+from .observables import apply_observable
+from .simulate import final_state
+
+try:
+    from . import fastkernels as _fk
+except Exception:  # pragma: no cover
+    _fk = None
+
+
+def _columns(ops):
+    cols, t = [], 0
+    for op in ops:
+        if len(op.trainable) > 1 or (op.trainable and GATES[op.name].generator is None):
+            raise OperationError(
+                f"adjoint differentiation needs single-parameter gates with a generator; "
+                f"{op.name} on wires {op.wires} has trainable parameters {op.trainable}. "
+                f"Decompose it first (e.g. Rot -> RZ RY RZ)"
+            )
+        cols.append(t if op.trainable else None)
+        t += len(op.trainable)
+    return cols, t
+
+
+def _is_zrot(op) -> bool:
+    return op.name in ZROT and np.ndim(op.params[0]) == 0
+
+
+def _fused_step(bras, ket, kop, gen, n):
+    """Overlaps <bra|G|ket> and the undo of a 1- or 2-qubit gate, one pass per bra."""
+    inv = kop.inverse()
+    mats = inv.data if inv.kind == "dense" else torch.diag_embed(inv.data)
+    mats = mats.detach().resolve_conj().contiguous().numpy()
+    d = mats.shape[-1]
+    if gen is None:
+        g = np.zeros((d, d), dtype=np.complex128)
+    else:
+        g = np.diag(gen) if np.ndim(gen) == 1 else np.asarray(gen)
+        g = g.astype(np.complex128)
+    name = "adjoint_1q" if d == 2 else "adjoint_2q"
+    k = _fk.kernel(name, ket.shape[1])
+    strides = tuple(1 << (n - 1 - w) for w in kop.wires)
+    kt = ket.numpy()
+    out = []
+    for m, bra in enumerate(bras):
+        out.append(torch.from_numpy(k(bra.numpy(), kt, mats, g, *strides, m == len(bras) - 1)))
+    return out
+
+
+def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
+                     fuse: bool = True, return_values: bool = False):
+    """Jacobian of the expval measurements of ``circuit`` w.r.t. its trainable parameters.
+
+    Args:
+        circuit: a :class:`~qhybrid.sim.circuit.Circuit` whose measurements are all ``expval``.
+        dtype, device, fast, cache, fuse: as in :func:`~qhybrid.sim.simulate.simulate`.
+
+    Returns:
+        A float64 tensor of shape ``(M, T, B)``; with ``return_values`` the pair
+        ``(values (M, B), jacobian)`` (the expvals come free from the forward sweep).
+
+    Raises:
+        OperationError: a trainable multi-parameter gate, or a non-expval measurement.
+        MemoryLimitError: ket + M bras would not fit.
+    """
+    ops = [op for op in circuit.operations if op.name != "Identity"]
+    n = circuit.n_wires
+    obs = []
+    for m in circuit.measurements:
+        if m.kind != "expval":
+            raise OperationError(f"adjoint differentiation supports expval only, not {m.kind!r}")
+        obs.append(m.obs)
+    cols, T = _columns(ops)
+    B = circuit.batch_size
+    check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
+    ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1)
+    fastz = use_fast(ket, fast)
+    bras = [apply_observable(ket, o, n, cache=cache, fast=fast) for o in obs]
+    if fastz:
+        vd = _fk.kernel("vdot_real", ket.shape[1])
+        values = torch.stack([torch.from_numpy(vd(ket.numpy(), b.numpy())) for b in bras]) \
+            if bras else torch.zeros(0, B, dtype=torch.float64)
+    else:
+        values = torch.stack([torch.sum(ket.conj() * b, dim=1).real.to(torch.float64).cpu() for b in bras]) \
+            if bras else torch.zeros(0, B, dtype=torch.float64)
+    jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
+    i = len(ops) - 1
+    while i >= 0:
+        op = ops[i]
+        j = i
+        while fastz and j > 0 and _is_zrot(ops[j - 1]):
+            j -= 1
+        if fastz and _is_zrot(op) and i - j >= 2:
+            run = ops[j:i + 1]
+            tr = [(k, op_) for k, op_ in enumerate(run) if op_.trainable]
+            if tr:
+                masks = np.array([sum(1 << (n - 1 - w) for w in o.wires) for _, o in tr], dtype=np.int64)
+                sign = torch.tensor([-1.0 if o.adjoint else 1.0 for _, o in tr], dtype=torch.float64)
+                idx = torch.tensor([cols[j + k] for k, _ in tr])
+                for m, bra in enumerate(bras):
+                    g = torch.from_numpy(_fk.kernel("zrot_grads", ket.shape[1])(bra.numpy(), ket.numpy(), masks))  # (B, G)
+                    jac[m, idx, :] = (g * sign).T
+            for kop in reversed(lower(run, n, dtype=dtype, device=device, fuse=True, cache=cache)):
+                inv = kop.inverse()
+                apply_kop(ket, inv, n, fast=fast)
+                for bra in bras:
+                    apply_kop(bra, inv, n, fast=fast)
+            i = j - 1
+            continue
+        kop = kop_for(op, n, dtype=dtype, device=device)
+        gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
+        if fastz and bras and len(op.wires) in (1, 2) and kop.kind != "swap":
+            ovs = _fused_step(bras, ket, kop, gen, n)
+        else:
+            ovs = [generator_overlap(bra, ket, gen, tuple(op.wires), n, fast=fast) for bra in bras] \
+                if gen is not None else []
+            inv = kop.inverse()
+            apply_kop(ket, inv, n, fast=fast)
+            for bra in bras:
+                apply_kop(bra, inv, n, fast=fast)
+        if gen is not None:
+            for m, ov in enumerate(ovs):
+                jac[m, cols[i], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
+        i -= 1
+    return (values, jac) if return_values else jac

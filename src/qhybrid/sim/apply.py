@@ -1,0 +1,113 @@
+"""Kernel dispatch: apply dense blocks, diagonals and phase tables in place.
+
+A :class:`KOp` is a gate ready to run: a ``(P, d, d)`` dense block or a
+``(P, d)`` diagonal on ``wires``, or a phase lookup (``table[P, m]`` indexed by
+a cached ``index[2**n]``). ``apply_kop(state, kop, n)`` updates ``state``
+(``(B, 2**n)``) in place. On CPU with ``fast=True`` the numba kernels of
+:mod:`qhybrid.sim.fastkernels` run (one pass per gate); otherwise the torch
+reference path (``kernels.apply_matrix`` and broadcast multiplies), which is
+the same code on CUDA. Kernels trust their inputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from . import kernels
+
+try:  # numba is optional (the "fast" extra)
+    from . import fastkernels as _fk
+except Exception:  # pragma: no cover
+    _fk = None
+
+
+@dataclass
+class KOp:
+    """One kernel call: ``kind`` is ``dense``, ``diag``, ``swap`` or ``lookup``."""
+
+    kind: str
+    wires: tuple
+    data: Any  # (P,d,d) | (P,d) | (P, m) table
+    index: Optional[Any] = None  # lookup: (2**n,) int32 indices into the table
+    ctrl: bool = False  # swap: CNOT (True) or SWAP (False); data holds the 4x4 matrix
+
+    def inverse(self) -> "KOp":
+        if self.kind == "swap":
+            return self
+        if self.kind == "dense":
+            return KOp("dense", self.wires, self.data.conj().transpose(-1, -2).contiguous())
+        return KOp(self.kind, self.wires, self.data.conj().contiguous(), self.index)
+
+
+def use_fast(state: torch.Tensor, fast: bool) -> bool:
+    """Whether the numba kernels apply to this state."""
+    return fast and _fk is not None and state.device.type == "cpu"
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().resolve_conj().contiguous().numpy()
+
+
+def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> torch.Tensor:
+    """Apply ``kop`` to ``state`` (B, 2**n) in place and return it."""
+    k = len(kop.wires)
+    if kop.kind == "lookup":
+        if use_fast(state, fast):
+            _fk.kernel("phase_lookup", state.shape[1])(state.numpy(), _np(kop.data), kop.index.numpy())
+        else:
+            state.mul_(kop.data[:, kop.index.long()])
+        return state
+    if kop.kind == "swap":
+        if use_fast(state, fast):
+            _fk.kernel("swap_pairs", state.shape[1])(state.numpy(), 1 << (n - 1 - kop.wires[0]),
+                                                     1 << (n - 1 - kop.wires[1]), kop.ctrl)
+        else:
+            state.copy_(kernels.apply_matrix(state, kop.data[0], list(kop.wires), n))
+        return state
+    if kop.kind == "diag":
+        if k == 0:
+            state.mul_(kop.data[:, :1])
+        elif k == n and list(kop.wires) == list(range(n)):
+            state.mul_(kop.data)
+        elif use_fast(state, fast):
+            shifts = np.array([n - 1 - w for w in kop.wires], dtype=np.int64)
+            _fk.kernel("apply_diag", state.shape[1])(state.numpy(), _np(kop.data), shifts)
+        else:
+            state.copy_(kernels.apply_diagonal(state, kop.data, list(kop.wires), n))
+        return state
+    if use_fast(state, fast) and k <= 2:
+        if k == 1:
+            _fk.kernel("apply_1q", state.shape[1])(state.numpy(), _np(kop.data), 1 << (n - 1 - kop.wires[0]))
+        else:
+            _fk.kernel("apply_2q", state.shape[1])(state.numpy(), _np(kop.data), 1 << (n - 1 - kop.wires[0]), 1 << (n - 1 - kop.wires[1]))
+        return state
+    m = kop.data if kop.data.shape[0] > 1 else kop.data[0]
+    state.copy_(kernels.apply_matrix(state, m, list(kop.wires), n))
+    return state
+
+
+def generator_overlap(bra: torch.Tensor, ket: torch.Tensor, gen: np.ndarray, wires, n: int,
+                      *, fast: bool = True) -> torch.Tensor:
+    """``<bra| G |ket>`` per batch row, for a generator ``G`` on ``wires``.
+
+    ``gen`` is ``(d,)`` for a diagonal generator, else ``(d, d)``. Returns (B,) complex.
+    """
+    k = len(wires)
+    g = torch.as_tensor(gen, dtype=ket.dtype, device=ket.device)
+    if k == 0:
+        return g.reshape(-1)[0] * torch.sum(bra.conj() * ket, dim=1)
+    if use_fast(ket, fast):
+        b, kt = bra.numpy(), ket.numpy()
+        if g.ndim == 1:
+            shifts = np.array([n - 1 - w for w in wires], dtype=np.int64)
+            return torch.from_numpy(_fk.kernel("grad_diag", kt.shape[1])(b, kt, g.numpy().astype(np.complex128), shifts))
+        if k == 1:
+            return torch.from_numpy(_fk.kernel("grad_1q", kt.shape[1])(b, kt, g.numpy().astype(np.complex128), 1 << (n - 1 - wires[0])))
+    if g.ndim == 1:
+        gk = kernels.apply_diagonal(ket, g, list(wires), n)
+    else:
+        gk = kernels.apply_matrix(ket, g, list(wires), n)
+    return torch.sum(bra.conj() * gk, dim=1).to(torch.complex128)

@@ -1,0 +1,390 @@
+"""numba kernels for CPU states, in place: one pass over the state each.
+
+They trust their inputs: ``state`` is a C-contiguous ``(B, 2**n)`` complex
+numpy view of the torch state (shared memory), matrices have a leading batch
+axis of 1 or B, strides are powers of two (``stride = 2**(n-1-wire)``).
+:mod:`qhybrid.sim.apply` chooses between these and the torch reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_OPTS = dict(parallel=True, cache=True, fastmath=True, nogil=True)
+_SERIAL = dict(parallel=False, cache=True, fastmath=True, nogil=True)
+
+#: States with at least this many amplitudes use the threaded kernels; below it the
+#: serial ones (a parallel region costs more than a small pass, worse on a busy machine).
+PARALLEL_MIN = 1 << 18
+
+
+@njit(inline="always")
+def _parity(x):
+    x ^= x >> 32
+    x ^= x >> 16
+    x ^= x >> 8
+    x ^= x >> 4
+    x ^= x >> 2
+    x ^= x >> 1
+    return x & 1
+
+
+def apply_1q(state, mats, s):
+    """2x2 ``mats[b]`` on the wire whose stride is ``s``."""
+    B, N = state.shape
+    half = N // 2
+    for b in range(B):
+        m = mats[b if mats.shape[0] > 1 else 0]
+        m00, m01, m10, m11 = m[0, 0], m[0, 1], m[1, 0], m[1, 1]
+        row = state[b]
+        for i in prange(half):
+            i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
+            i1 = i0 | s
+            a = row[i0]
+            c = row[i1]
+            row[i0] = m00 * a + m01 * c
+            row[i1] = m10 * a + m11 * c
+
+
+def apply_2q(state, mats, s0, s1):
+    """4x4 ``mats[b]`` on two wires with strides ``s0`` (matrix MSB) and ``s1``."""
+    B, N = state.shape
+    lo = min(s0, s1)
+    hi = max(s0, s1)
+    for b in range(B):
+        m = mats[b if mats.shape[0] > 1 else 0]
+        m00 = m[0, 0]; m01 = m[0, 1]; m02 = m[0, 2]; m03 = m[0, 3]; m10 = m[1, 0]; m11 = m[1, 1]; m12 = m[1, 2]; m13 = m[1, 3]; m20 = m[2, 0]; m21 = m[2, 1]; m22 = m[2, 2]; m23 = m[2, 3]; m30 = m[3, 0]; m31 = m[3, 1]; m32 = m[3, 2]; m33 = m[3, 3]
+        row = state[b]
+        for i in prange(N // 4):
+            x = ((i & ~(lo - 1)) << 1) | (i & (lo - 1))
+            x = ((x & ~(hi - 1)) << 1) | (x & (hi - 1))
+            j0 = x
+            j1 = x | s1
+            j2 = x | s0
+            j3 = x | s0 | s1
+            v0 = row[j0]
+            v1 = row[j1]
+            v2 = row[j2]
+            v3 = row[j3]
+            row[j0] = m00 * v0 + m01 * v1 + m02 * v2 + m03 * v3
+            row[j1] = m10 * v0 + m11 * v1 + m12 * v2 + m13 * v3
+            row[j2] = m20 * v0 + m21 * v1 + m22 * v2 + m23 * v3
+            row[j3] = m30 * v0 + m31 * v1 + m32 * v2 + m33 * v3
+
+
+def apply_diag(state, diag, shifts):
+    """Multiply by ``diag[b, j]``, ``j`` the bits of the index at ``shifts`` (MSB first)."""
+    B, N = state.shape
+    k = shifts.shape[0]
+    for b in range(B):
+        d = diag[b if diag.shape[0] > 1 else 0]
+        row = state[b]
+        for i in prange(N):
+            j = 0
+            for t in range(k):
+                j = (j << 1) | ((i >> shifts[t]) & 1)
+            row[i] *= d[j]
+
+
+def phase_lookup(state, table, index):
+    """``state[b, i] *= table[b, index[i]]`` (a fused phase pass from a small table)."""
+    B, N = state.shape
+    for b in range(B):
+        t = table[b if table.shape[0] > 1 else 0]
+        row = state[b]
+        for i in prange(N):
+            row[i] *= t[index[i]]
+
+
+def pauli_expval(state, xmask, zmask):
+    """``sum_c conj(psi[c]) (-1)^popcount((c^x)&z) psi[c^x]`` per batch row (times i^nY outside)."""
+    B, N = state.shape
+    out = np.zeros(B, dtype=np.complex128)
+    for b in range(B):
+        row = state[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for c in prange(N):
+            src = c ^ xmask
+            v = np.conj(row[c]) * row[src]
+            if _parity(src & zmask):
+                v = -v
+            acc_r += v.real
+            acc_i += v.imag
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def pauli_accumulate(out, state, coeffs, xmask, zmask):
+    """``out[b, c] += coeffs[b] * (-1)^popcount((c^x)&z) * state[b, c^x]``."""
+    B, N = state.shape
+    for b in range(B):
+        cf = coeffs[b if coeffs.shape[0] > 1 else 0]
+        row = state[b]
+        orow = out[b]
+        for c in prange(N):
+            src = c ^ xmask
+            v = cf * row[src]
+            if _parity(src & zmask):
+                v = -v
+            orow[c] += v
+
+
+def zdiag_accumulate(out, coeff, zmask):
+    """``out[c] += coeff * (-1)^popcount(c & z)`` for a real diagonal ``out``."""
+    N = out.shape[0]
+    for c in prange(N):
+        if _parity(c & zmask):
+            out[c] -= coeff
+        else:
+            out[c] += coeff
+
+
+def weighted_norm(state, diag):
+    """``sum_c |psi[b, c]|^2 diag[c]`` per batch row."""
+    B, N = state.shape
+    out = np.zeros(B)
+    for b in range(B):
+        row = state[b]
+        acc = 0.0
+        for c in prange(N):
+            v = row[c]
+            acc += (v.real * v.real + v.imag * v.imag) * diag[c]
+        out[b] = acc
+    return out
+
+
+def grad_1q(bra, ket, g, s):
+    """``sum_c conj(bra[b, c]) (G ket)[b, c]`` for a 2x2 ``G`` on stride ``s``, per row."""
+    B, N = ket.shape
+    out = np.zeros(B, dtype=np.complex128)
+    g00, g01, g10, g11 = g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 2):
+            i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
+            i1 = i0 | s
+            a = kr[i0]
+            c = kr[i1]
+            v = np.conj(br[i0]) * (g00 * a + g01 * c) + np.conj(br[i1]) * (g10 * a + g11 * c)
+            acc_r += v.real
+            acc_i += v.imag
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def grad_diag(bra, ket, gdiag, shifts):
+    """``sum_c conj(bra) g[j(c)] ket`` for a diagonal generator on the wires at ``shifts``."""
+    B, N = ket.shape
+    k = shifts.shape[0]
+    out = np.zeros(B, dtype=np.complex128)
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N):
+            j = 0
+            for t in range(k):
+                j = (j << 1) | ((i >> shifts[t]) & 1)
+            v = np.conj(br[i]) * kr[i] * gdiag[j]
+            acc_r += v.real
+            acc_i += v.imag
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def imag_overlap(bra, ket, out):
+    """``out[c] = sum_b Im(conj(bra[b, c]) ket[b, c])`` ... per row b: out (B, N) real."""
+    B, N = ket.shape
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        o = out[b]
+        for c in prange(N):
+            v = np.conj(br[c]) * kr[c]
+            o[c] = v.imag
+
+
+def parity_index(out, masks, group, strides):
+    """``out[c] = sum_g strides[group[g]] * parity(c & masks[g])`` (a lookup index)."""
+    N = out.shape[0]
+    M = masks.shape[0]
+    for c in prange(N):
+        j = 0
+        for g in range(M):
+            j += strides[group[g]] * _parity(c & masks[g])
+        out[c] = j
+
+
+def zrot_grads(bra, ket, masks):
+    """``out[b, g] = sum_c Im(conj(bra) ket)[b, c] * (-1)^parity(c & masks[g])`` in one pass."""
+    B, N = ket.shape
+    G = masks.shape[0]
+    nchunk = min(N, 64)
+    csize = N // nchunk
+    out = np.zeros((B, G))
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        part = np.zeros((nchunk, G))
+        for ch in prange(nchunk):
+            acc = np.zeros(G)
+            for c in range(ch * csize, (ch + 1) * csize):
+                x = br[c]
+                y = kr[c]
+                v = x.real * y.imag - x.imag * y.real
+                for g in range(G):
+                    if _parity(c & masks[g]):
+                        acc[g] -= v
+                    else:
+                        acc[g] += v
+            part[ch] = acc
+        for ch in range(nchunk):
+            for g in range(G):
+                out[b, g] += part[ch, g]
+    return out
+
+
+def adjoint_1q(bra, ket, inv, g, s, update_ket):
+    """One backward step on a 1-qubit gate: return ``<bra|G|ket>`` per row, then apply
+    ``inv`` to ``bra`` (and to ``ket`` when ``update_ket``), all in one pass."""
+    B, N = ket.shape
+    out = np.zeros(B, dtype=np.complex128)
+    g00, g01, g10, g11 = g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+    for b in range(B):
+        m = inv[b if inv.shape[0] > 1 else 0]
+        m00, m01, m10, m11 = m[0, 0], m[0, 1], m[1, 0], m[1, 1]
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 2):
+            i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
+            i1 = i0 | s
+            a = kr[i0]
+            c = kr[i1]
+            x = br[i0]
+            y = br[i1]
+            v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+            acc_r += v.real
+            acc_i += v.imag
+            br[i0] = m00 * x + m01 * y
+            br[i1] = m10 * x + m11 * y
+            if update_ket:
+                kr[i0] = m00 * a + m01 * c
+                kr[i1] = m10 * a + m11 * c
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def adjoint_2q(bra, ket, inv, g, s0, s1, update_ket):
+    """:func:`adjoint_1q` for a two-qubit gate (strides ``s0`` = matrix MSB, ``s1``)."""
+    B, N = ket.shape
+    lo = min(s0, s1)
+    hi = max(s0, s1)
+    out = np.zeros(B, dtype=np.complex128)
+    g00 = g[0, 0]; g01 = g[0, 1]; g02 = g[0, 2]; g03 = g[0, 3]; g10 = g[1, 0]; g11 = g[1, 1]; g12 = g[1, 2]; g13 = g[1, 3]; g20 = g[2, 0]; g21 = g[2, 1]; g22 = g[2, 2]; g23 = g[2, 3]; g30 = g[3, 0]; g31 = g[3, 1]; g32 = g[3, 2]; g33 = g[3, 3]
+    for b in range(B):
+        m = inv[b if inv.shape[0] > 1 else 0]
+        m00 = m[0, 0]; m01 = m[0, 1]; m02 = m[0, 2]; m03 = m[0, 3]; m10 = m[1, 0]; m11 = m[1, 1]; m12 = m[1, 2]; m13 = m[1, 3]; m20 = m[2, 0]; m21 = m[2, 1]; m22 = m[2, 2]; m23 = m[2, 3]; m30 = m[3, 0]; m31 = m[3, 1]; m32 = m[3, 2]; m33 = m[3, 3]
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 4):
+            x = ((i & ~(lo - 1)) << 1) | (i & (lo - 1))
+            x = ((x & ~(hi - 1)) << 1) | (x & (hi - 1))
+            j0 = x
+            j1 = x | s1
+            j2 = x | s0
+            j3 = x | s0 | s1
+            k0 = kr[j0]
+            k1 = kr[j1]
+            k2 = kr[j2]
+            k3 = kr[j3]
+            b0 = br[j0]
+            b1 = br[j1]
+            b2 = br[j2]
+            b3 = br[j3]
+            v = (np.conj(b0) * (g00 * k0 + g01 * k1 + g02 * k2 + g03 * k3)
+                 + np.conj(b1) * (g10 * k0 + g11 * k1 + g12 * k2 + g13 * k3)
+                 + np.conj(b2) * (g20 * k0 + g21 * k1 + g22 * k2 + g23 * k3)
+                 + np.conj(b3) * (g30 * k0 + g31 * k1 + g32 * k2 + g33 * k3))
+            acc_r += v.real
+            acc_i += v.imag
+            br[j0] = m00 * b0 + m01 * b1 + m02 * b2 + m03 * b3
+            br[j1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
+            br[j2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
+            br[j3] = m30 * b0 + m31 * b1 + m32 * b2 + m33 * b3
+            if update_ket:
+                kr[j0] = m00 * k0 + m01 * k1 + m02 * k2 + m03 * k3
+                kr[j1] = m10 * k0 + m11 * k1 + m12 * k2 + m13 * k3
+                kr[j2] = m20 * k0 + m21 * k1 + m22 * k2 + m23 * k3
+                kr[j3] = m30 * k0 + m31 * k1 + m32 * k2 + m33 * k3
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def swap_pairs(state, s0, s1, ctrl):
+    """Permutation gates without arithmetic: swap amplitudes |..a..b..> between the two
+    index sets of a CNOT (``ctrl``: control stride s0, target s1) or a SWAP (``ctrl`` false)."""
+    B, N = state.shape
+    lo = min(s0, s1)
+    hi = max(s0, s1)
+    for b in range(B):
+        row = state[b]
+        for i in prange(N // 4):
+            x = ((i & ~(lo - 1)) << 1) | (i & (lo - 1))
+            x = ((x & ~(hi - 1)) << 1) | (x & (hi - 1))
+            if ctrl:
+                p = x | s0
+                q = x | s0 | s1
+            else:
+                p = x | s1
+                q = x | s0
+            t = row[p]
+            row[p] = row[q]
+            row[q] = t
+
+def vdot_real(a, b):
+    """``Re sum_c conj(a[r, c]) b[r, c]`` per row."""
+    B, N = a.shape
+    out = np.zeros(B)
+    for r in range(B):
+        ar = a[r]
+        br = b[r]
+        acc = 0.0
+        for c in prange(N):
+            x = ar[c]
+            y = br[c]
+            acc += x.real * y.real + x.imag * y.imag
+        out[r] = acc
+    return out
+
+
+def diag_mul_into(out, state, d):
+    """``out[r, c] = d[c] * state[r, c]`` for a real diagonal ``d``."""
+    B, N = state.shape
+    for r in range(B):
+        o = out[r]
+        s = state[r]
+        for c in prange(N):
+            o[c] = s[c] * d[c]
+
+
+_KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'pauli_accumulate', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'imag_overlap', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs']
+_PAR = {}
+_SER = {}
+for _name in _KERNELS:
+    _f = globals()[_name]
+    _PAR[_name] = njit(**_OPTS)(_f)
+    _SER[_name] = njit(**_SERIAL)(_f)
+
+
+def kernel(name: str, size: int):
+    """The compiled kernel ``name``: threaded for states of ``size`` >= PARALLEL_MIN, else serial."""
+    return (_PAR if size >= PARALLEL_MIN else _SER)[name]

@@ -1,0 +1,161 @@
+"""Lowering and fusion: IR operations -> a short list of kernel calls (KOps).
+
+``lower(ops, n, dtype=..., device=..., fuse=True, cache=None)``:
+
+* single-qubit gates on one wire are multiplied into one pending 2x2 per wire
+  (a diagonal single-qubit gate joins the pending 2x2 when there is one);
+* consecutive diagonal gates (RZ, PhaseShift, CZ, IsingZZ, MultiRZ, controlled
+  phases, diagonal unitaries ...) pile up into one diagonal block, applied in
+  one pass: as one small diagonal over the union of their wires, or - when
+  that union spans most of the register and all the gates are Z-rotations
+  with plain (unbroadcast) angles, as in a QAOA cost layer - as a phase
+  lookup ``table[index[z]]`` whose integer index is built once per block
+  shape and kept in ``cache``;
+* pending 1q blocks and the diagonal block act on disjoint wires, so they
+  commute; any gate that touches their wires flushes them first.
+
+See ``README.md`` beside this file for why this is exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .apply import KOp
+from .gates import GATES, gate_diagonal, gate_matrix
+
+#: Gates whose diagonal is exp(-i theta/2 * Z...Z) on their wires.
+ZROT = {"RZ", "IsingZZ", "MultiRZ"}
+_MAX_SMALL_DIAG = 12
+#: Self-inverse two-qubit permutations run as amplitude swaps (no arithmetic).
+_PERMUTATIONS = {"CNOT", "SWAP"}
+
+
+def kop_for(op, n: int, *, dtype, device) -> KOp:
+    """The unfused kernel call of one IR operation."""
+    k = len(op.wires)
+    gate = GATES[op.name]
+    if op.name in _PERMUTATIONS:
+        return KOp("swap", tuple(op.wires), gate_matrix(op.name, (), 2, dtype, device), ctrl=op.name == "CNOT")
+    if gate.is_diagonal:
+        return KOp("diag", tuple(op.wires), gate_diagonal(op.name, op.params, k, dtype, device, op.adjoint).contiguous())
+    return KOp("dense", tuple(op.wires), gate_matrix(op.name, op.params, k, dtype, device, op.adjoint).contiguous())
+
+
+def _expand_diag(d: torch.Tensor, wires, union) -> torch.Tensor:
+    """Broadcast a (P, 2**k) diagonal on ``wires`` to (P, 2**len(union))."""
+    P, k = d.shape[0], len(wires)
+    t = d.reshape((P,) + (2,) * k)
+    order = sorted(range(k), key=lambda i: union.index(wires[i]))
+    t = t.permute([0] + [1 + i for i in order])
+    shape = [P] + [1] * len(union)
+    for w in wires:
+        shape[1 + union.index(w)] = 2
+    return t.reshape(shape)
+
+
+def _zrot_lookup(ops, n, dtype, device, cache):
+    """A lookup KOp for a block of Z-rotations with scalar angles, or None."""
+    from .fastkernels import kernel  # numba optional: ImportError -> unfused
+
+    groups: dict[float, list] = {}
+    for op in ops:
+        theta = float(np.real(np.asarray(op.params[0] if not torch.is_tensor(op.params[0])
+                                         else op.params[0].detach().cpu())))
+        groups.setdefault(-theta if op.adjoint else theta, []).append(tuple(op.wires))
+    thetas = list(groups)
+    sizes = [len(groups[t]) + 1 for t in thetas]
+    if int(np.prod(sizes)) > 1 << 16:
+        return None
+    key = ("zrot-index", n, str(device), tuple(tuple(groups[t]) for t in thetas))
+    index = cache.get(key) if cache is not None else None
+    if index is None:
+        masks, gid = [], []
+        for g, t in enumerate(thetas):
+            for ws in groups[t]:
+                masks.append(sum(1 << (n - 1 - w) for w in ws))
+                gid.append(g)
+        strides = np.cumprod([1] + sizes[:-1]).astype(np.int64)
+        idx = np.empty(2**n, dtype=np.int32)
+        kernel("parity_index", idx.shape[0])(idx, np.array(masks, dtype=np.int64), np.array(gid, dtype=np.int64), strides)
+        index = torch.from_numpy(idx).to(device)
+        if cache is not None:
+            cache.put(key, index, idx.nbytes)
+    table = _mixed_table(thetas, sizes)
+    return KOp("lookup", tuple(range(n)), torch.polar(torch.ones_like(table), table).to(dtype).to(device).reshape(1, -1), index)
+
+
+def _mixed_table(thetas, sizes) -> torch.Tensor:
+    """angle[j] for j = sum_g stride_g * odd_g (stride_0 = 1)."""
+    total = torch.zeros(1, dtype=torch.float64)
+    for t, m in zip(thetas, sizes):
+        odd = torch.arange(m, dtype=torch.float64)
+        a = -t / 2 * ((m - 1) - 2 * odd)
+        total = (a.reshape(-1, 1) + total.reshape(1, -1)).reshape(-1)
+    return total
+
+
+def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = True, cache=None) -> list:
+    """Turn IR operations into kernel calls, fusing when ``fuse`` (see module docstring)."""
+    if not fuse:
+        return [kop_for(op, n, dtype=dtype, device=device) for op in ops if op.name != "Identity"]
+    out: list[KOp] = []
+    pend1: dict[int, torch.Tensor] = {}
+    diag_ops: list = []
+    diag_wires: set = set()
+
+    def flush1(wires):
+        for w in wires:
+            m = pend1.pop(w, None)
+            if m is not None:
+                out.append(KOp("dense", (w,), m.contiguous()))
+
+    def flush_diag():
+        if not diag_ops:
+            return
+        union = sorted(diag_wires)
+        zrot = all(o.name in ZROT and np.ndim(o.params[0]) == 0 for o in diag_ops)
+        if len(union) <= max(_MAX_SMALL_DIAG, n - 4) or len(diag_ops) == 1 or not zrot:
+            if len(union) > max(_MAX_SMALL_DIAG, n - 4) and len(diag_ops) > 1:
+                out.extend(kop_for(o, n, dtype=dtype, device=device) for o in diag_ops)
+            else:
+                acc = None
+                for o in diag_ops:
+                    d = gate_diagonal(o.name, o.params, len(o.wires), dtype, device, o.adjoint)
+                    e = _expand_diag(d, tuple(o.wires), union) if o.wires else d[:, :1].reshape([-1] + [1] * len(union))
+                    acc = e if acc is None else acc * e
+                acc = acc.expand([acc.shape[0]] + [2] * len(union)).reshape(acc.shape[0], -1)
+                out.append(KOp("diag", tuple(union), acc.contiguous()))
+        else:
+            kop = None
+            try:
+                kop = _zrot_lookup(diag_ops, n, dtype, device, cache)
+            except ImportError:  # pragma: no cover
+                kop = None
+            out.extend([kop] if kop is not None else [kop_for(o, n, dtype=dtype, device=device) for o in diag_ops])
+        diag_ops.clear()
+        diag_wires.clear()
+
+    for op in ops:
+        if op.name == "Identity":
+            continue
+        gate = GATES[op.name]
+        ws = tuple(op.wires)
+        if len(ws) == 1 and (not gate.is_diagonal or ws[0] in pend1):
+            if ws[0] in diag_wires:
+                flush_diag()
+            m = gate_matrix(op.name, op.params, 1, dtype, device, op.adjoint)
+            prev = pend1.get(ws[0])
+            pend1[ws[0]] = m if prev is None else torch.matmul(m, prev)
+        elif gate.is_diagonal:
+            flush1(ws)
+            diag_ops.append(op)
+            diag_wires.update(ws)
+        else:
+            flush1(ws)
+            if diag_wires.intersection(ws):
+                flush_diag()
+            out.append(kop_for(op, n, dtype=dtype, device=device))
+    flush_diag()
+    flush1(list(pend1))
+    return out

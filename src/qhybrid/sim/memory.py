@@ -1,0 +1,52 @@
+"""Memory estimates and the check made before any state is allocated.
+
+``required_bytes(n, batch=..., dtype=..., n_states=...)`` is what a run needs;
+``available_bytes(device)`` reads ``MemAvailable`` from ``/proc/meminfo`` on
+Linux CPUs (no psutil) and ``torch.cuda.mem_get_info`` on CUDA;
+``check_memory(...)`` raises :class:`~qhybrid.errors.MemoryLimitError` naming both.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..errors import MemoryLimitError
+
+
+def required_bytes(n_wires: int, *, batch: int = 1, dtype=torch.complex128, n_states: int = 2) -> int:
+    """Bytes for ``n_states`` state vectors of ``batch`` rows of ``2**n_wires`` amplitudes."""
+    item = torch.empty((), dtype=dtype).element_size()
+    return int(n_states) * int(batch) * (2**int(n_wires)) * item
+
+
+def available_bytes(device="cpu") -> int | None:
+    """Free memory on ``device`` in bytes, or None when it cannot be read."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover (not Linux)
+        return None
+    return None
+
+
+def _fmt(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def check_memory(n_wires: int, *, batch: int = 1, dtype=torch.complex128, n_states: int = 2,
+                 device="cpu", available: int | None = None) -> int:
+    """Raise MemoryLimitError when the run would not fit; return the estimate in bytes."""
+    need = required_bytes(n_wires, batch=batch, dtype=dtype, n_states=n_states)
+    free = available if available is not None else available_bytes(device)
+    if free is not None and need > free:
+        raise MemoryLimitError(
+            f"simulating {n_wires} qubits (batch {batch}, {str(dtype).replace('torch.', '')}, "
+            f"{n_states} state buffers) needs {_fmt(need)} but only {_fmt(free)} is available on "
+            f"{torch.device(device)}; use fewer wires, a smaller batch or c_dtype=complex64"
+        )
+    return need

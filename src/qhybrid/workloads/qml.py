@@ -1,0 +1,267 @@
+"""Job script: train the DressedQNN on Sonar, optionally data parallel.
+
+Hyperparameters (strings): ``nwires``, ``ndata``, ``batch_size`` (the global
+batch), ``epochs``, ``lr``, ``gamma`` (StepLR factor per epoch), ``seed``,
+``dtype`` (``complex128`` or ``complex64``), and ``fail_rank`` (fault
+injection for testing the runtime: that rank raises after its first epoch).
+Device: ``local:qhybrid/qhybrid.cpu|gpu`` trains the :class:`QuantumLayer`;
+``local:pennylane/<name>`` the same model on PennyLane's ``TorchLayer``
+(adjoint) for comparison.
+
+Data parallelism: every rank draws its share of each global batch through a
+``DistributedSampler`` (shuffled with ``seed`` and the epoch). Rank ``r`` of
+``W`` gets positions ``r, r+W, ...`` of the epoch's permutation and local
+batches of ``batch_size / W``, so local batch ``j`` of all ranks together is
+exactly global batch ``j`` of a single-process run. With equal local batch
+sizes (``batch_size`` and ``ndata`` divisible by ``W``; checked), DDP's mean
+of the ranks' mean-loss gradients is the global batch's mean gradient, and the
+run follows the single-process trajectory to rounding. Rank 0 alone logs,
+checkpoints and writes results; loss and accuracy are all-reduced first.
+
+Runs as ``python qml.py`` under the job runtime or standalone.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from qhybrid.errors import DeviceError, SpecError
+
+CHECKPOINT_SUFFIX = "qml"
+DTYPE_NAMES = ("complex128", "complex64")
+DEFAULTS = {"nwires": "10", "ndata": "208", "batch_size": "16", "epochs": "5", "lr": "0.05",
+            "gamma": "0.9", "seed": "1967", "dtype": "complex128", "fail_rank": "-1"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated hyperparameters."""
+
+    nwires: int
+    ndata: int
+    batch_size: int
+    epochs: int
+    lr: float
+    gamma: float
+    seed: int
+    dtype: str = "complex128"
+    fail_rank: int = -1
+
+
+def _number(hp: dict, key: str, kind, low, high=None):
+    text = str(hp.get(key, DEFAULTS[key]))
+    try:
+        value = kind(text)
+    except ValueError:
+        raise SpecError(f"hyperparameter {key}={text!r} is not {'an integer' if kind is int else 'a number'}")
+    if value < low or (high is not None and value > high):
+        span = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise SpecError(f"hyperparameter {key}={text!r} out of range: must be {span}")
+    return value
+
+
+def parse_settings(hp: dict) -> Settings:
+    """Validate the string hyperparameters (defaults in ``DEFAULTS``).
+
+    Keys the runtime adds for Braket compatibility (``sagemaker_*``) are ignored.
+
+    Raises:
+        SpecError: naming the bad value and the valid range.
+    """
+    unknown = sorted(k for k in set(hp) - set(DEFAULTS) if not k.startswith("sagemaker_"))
+    if unknown:
+        raise SpecError(f"unknown hyperparameter {unknown[0]!r}; valid: {', '.join(DEFAULTS)}")
+    dtype = str(hp.get("dtype", DEFAULTS["dtype"]))
+    if dtype not in DTYPE_NAMES:
+        raise SpecError(f"hyperparameter dtype={dtype!r}: valid are {', '.join(DTYPE_NAMES)}")
+    settings = Settings(
+        nwires=_number(hp, "nwires", int, 2, 30), ndata=_number(hp, "ndata", int, 1, 208),
+        batch_size=_number(hp, "batch_size", int, 1), epochs=_number(hp, "epochs", int, 1),
+        lr=_number(hp, "lr", float, 0.0), gamma=_number(hp, "gamma", float, 0.0, 1.0),
+        seed=_number(hp, "seed", int, 0), dtype=dtype, fail_rank=_number(hp, "fail_rank", int, -1),
+    )
+    if settings.nwires % 3 == 0:
+        raise SpecError(f"hyperparameter nwires={settings.nwires}: the range-3 entangling layer needs "
+                        "nwires not divisible by 3 (e.g. 4, 8, 10, 16)")
+    return settings
+
+
+def check_world(settings: Settings, world_size: int) -> int:
+    """The local batch size ``batch_size / world_size``.
+
+    Raises:
+        SpecError: when ``batch_size`` or ``ndata`` is not divisible by ``world_size``.
+    """
+    for key in ("batch_size", "ndata"):
+        value = getattr(settings, key)
+        if value % world_size:
+            raise SpecError(f"hyperparameter {key}={value} is not divisible by the {world_size} "
+                            f"data-parallel processes; use a multiple of {world_size}")
+    return settings.batch_size // world_size
+
+
+def find_data(folder: Path | None) -> Path | None:
+    """``sonar.all-data`` in an input channel folder, else its first CSV; None when there is none.
+
+    The job reads channel ``input-data`` (the Braket example's name), then ``input``.
+    """
+    if folder is None or not folder.is_dir():
+        return None
+    named = [p for p in folder.rglob("sonar.all-data")]
+    if named:
+        return named[0]
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    csvs = [p for p in files if p.suffix in (".csv", ".data")] or files
+    return csvs[0] if csvs else None
+
+
+def build_model(settings: Settings, device_string: str):
+    """The DressedQNN for a device string, and the torch device it lives on."""
+    import torch
+
+    from qhybrid.devices import parse_device
+    from qhybrid.qml import DressedQNN
+
+    spec = parse_device(device_string)
+    dtype = getattr(torch, settings.dtype)
+    torch.manual_seed(settings.seed)  # the linear layers: identical on every rank
+    if spec.provider == "qhybrid":
+        use_cuda = spec.name == "qhybrid.gpu"
+        if use_cuda and not torch.cuda.is_available():
+            raise DeviceError(f"device {device_string!r} needs CUDA, which torch does not see; "
+                              "use local:qhybrid/qhybrid.cpu")
+        where = torch.device("cuda", torch.cuda.current_device()) if use_cuda else torch.device("cpu")
+        gen = torch.Generator().manual_seed(settings.seed)
+        return DressedQNN(settings.nwires, dtype=dtype, device=where, generator=gen), where
+    from qhybrid.qml.reference import pennylane_layer
+
+    real = torch.float64 if settings.dtype == "complex128" else torch.float32
+    layer = pennylane_layer(settings.nwires, spec.name, dtype=real)
+    gen = torch.Generator().manual_seed(settings.seed)  # same initial weights as QuantumLayer
+    with torch.no_grad():
+        for name in ("w_layer1", "w_layer2"):
+            getattr(layer, name).copy_(torch.rand((2, settings.nwires, 3), generator=gen,
+                                                  dtype=torch.float64) * 2 * torch.pi)
+        layer.rotation.copy_(torch.rand((3,), generator=gen, dtype=torch.float64) * 2 * torch.pi)
+    torch.manual_seed(settings.seed)
+    return DressedQNN(settings.nwires, dtype=dtype, qlayer=layer), torch.device("cpu")
+
+
+def _set_threads():
+    """numba's pool follows torch's thread count (cores / local ranks)."""
+    import torch
+
+    try:
+        import numba
+
+        numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _resume_checkpoint(jobs) -> dict | None:
+    """This job's checkpoint, else the newest ``*_qml.json`` copied in from an earlier job."""
+    folder = jobs.checkpoint_dir()
+    own = folder / f"{jobs.job_name()}_{CHECKPOINT_SUFFIX}.json"
+    found = [own] if own.exists() else sorted(folder.glob(f"*_{CHECKPOINT_SUFFIX}.json"),
+                                              key=lambda p: p.stat().st_mtime)
+    if not found:
+        return None
+    name = found[-1].name[: -len(f"_{CHECKPOINT_SUFFIX}.json")]
+    return jobs.load_job_checkpoint(job_name=name, checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+
+
+def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
+    """Train; return the result dict (on every rank; rank 0 also saves it)."""
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    from qhybrid import jobs
+    from qhybrid.qml import accuracy, load_sonar, margin_loss
+    from qhybrid.qml.data import sample
+
+    info = jobs.distributed()
+    world, rank = info["world_size"], info["rank"]
+    local_batch = check_world(settings, world)
+    _set_threads()
+    X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
+    model, where = build_model(settings, device_string)
+    ddp = None
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        ddp = DistributedDataParallel(model, device_ids=[where.index] if where.type == "cuda" else None)
+    net = ddp or model
+    optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=settings.gamma)
+    history = {"loss": [], "accuracy": [], "epoch_seconds": []}
+    start_epoch = 1
+    state = _resume_checkpoint(jobs)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        history = state["history"]
+        start_epoch = state["epoch"] + 1
+        if rank == 0:
+            print(f"resuming after epoch {state['epoch']}", flush=True)
+    dataset = TensorDataset(X, y)
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
+    loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
+    for epoch in range(start_epoch, settings.epochs + 1):
+        sampler.set_epoch(epoch)
+        began = time.perf_counter()
+        sums = torch.zeros(3, dtype=torch.float64)  # loss sum, correct, count
+        net.train()
+        for xb, yb in loader:
+            xb, yb = xb.to(where), yb.to(where)
+            optimizer.zero_grad()
+            scores = net(xb)
+            loss = margin_loss(scores, yb)
+            loss.backward()
+            optimizer.step()
+            n = len(yb)
+            sums += torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
+        scheduler.step()
+        if world > 1:
+            dist.all_reduce(sums)
+        seconds = time.perf_counter() - began
+        history["loss"].append(float(sums[0] / sums[2]))
+        history["accuracy"].append(float(sums[1] / sums[2]))
+        history["epoch_seconds"].append(seconds)
+        if rank == 0:
+            jobs.log_metric("Loss", history["loss"][-1], iteration_number=epoch)
+            jobs.log_metric("Accuracy", history["accuracy"][-1], iteration_number=epoch)
+            jobs.log_metric("epoch_seconds", seconds, iteration_number=epoch)
+            jobs.save_job_checkpoint(
+                {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict(), "epoch": epoch, "history": history},
+                checkpoint_file_suffix=CHECKPOINT_SUFFIX, data_format="pickled_v4")
+        if rank == settings.fail_rank:
+            raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
+    result = {"loss": history["loss"][-1] if history["loss"] else None,
+              "accuracy": history["accuracy"][-1] if history["accuracy"] else None,
+              "losses": history["loss"], "epoch_seconds": history["epoch_seconds"],
+              "world_size": world, "device": device_string, "nwires": settings.nwires,
+              "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs}
+    if rank == 0:
+        torch.save(model.state_dict(), jobs.results_dir() / "model.pt")
+        jobs.save_job_result(result)
+    if world > 1:
+        dist.barrier()
+    return result
+
+
+def main() -> dict:
+    """Entry point under the job contract."""
+    from qhybrid import jobs
+
+    settings = parse_settings(jobs.hyperparameters())
+    data = find_data(jobs.input_dir("input-data")) or find_data(jobs.input_dir("input"))
+    return train(settings, device_string=jobs.device(), data_path=data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Shared pieces of the plugin cross-check tests: devices, dtypes, tolerances, runners.
+
+``tests/`` is on ``sys.path`` through its conftest, so test modules import
+this as ``from crosscheck import ...``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pennylane as qml
+import pytest
+
+from qhybrid.sim import reference
+
+DEVICES = [
+    pytest.param("qhybrid.cpu", id="cpu"),
+    pytest.param("qhybrid.gpu", id="cuda", marks=pytest.mark.cuda),
+]
+DTYPES = [
+    pytest.param(np.complex128, id="c128"),
+    pytest.param(np.complex64, id="c64"),
+]
+TOL = {np.complex128: 1e-10, np.complex64: 1e-5}
+
+
+def tol(c_dtype) -> dict:
+    """``assert_allclose`` keywords for a dtype: 1e-10 for complex128, 1e-5 for complex64."""
+    t = TOL[np.dtype(c_dtype).type]
+    return {"atol": t, "rtol": t}
+
+
+def qhybrid_device(name: str, n_wires, c_dtype=np.complex128, **options):
+    """``qml.device(name, wires=n_wires, c_dtype=..., **options)``."""
+    return qml.device(name, wires=n_wires, c_dtype=c_dtype, **options)
+
+
+def execute(dev, ops, measurements):
+    """Results of one tape of ``ops`` and ``measurements`` on ``dev`` (through preprocess)."""
+    tape = qml.tape.QuantumScript(ops, measurements)
+    return qml.execute([tape], dev)[0]
+
+
+def default_qubit(ops, measurements, n_wires):
+    """The same tape on ``default.qubit``."""
+    return execute(qml.device("default.qubit", wires=n_wires), ops, measurements)
+
+
+def oracle(ops, measurements, n_wires):
+    """The same tape on the reference simulator (``qhybrid.sim.reference``)."""
+    wires = range(n_wires) if isinstance(n_wires, int) else n_wires
+    return reference.simulate(qml.tape.QuantumScript(ops, measurements), wire_order=wires)
+
+
+def as_list(result, n_measurements: int) -> list:
+    """A tape's result as a list with one entry per measurement."""
+    return [result] if n_measurements == 1 else list(result)
+
+
+def assert_all_close(got, want, *, what="", **tolerance):
+    """Compare results measurement by measurement, with shapes, naming what differs."""
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"{what} measurement {i}: shape {g.shape} != {w.shape}"
+        np.testing.assert_allclose(g, w, err_msg=f"{what} measurement {i}", **tolerance)

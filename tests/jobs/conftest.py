@@ -1,0 +1,38 @@
+"""Shared job fixtures: job scripts written into tmp folders; helpers live in jobkit.py."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def write_script(tmp_path):
+    """Return ``write(name, body) -> Path``: a job script (dedented) in a fresh folder."""
+
+    def write(name: str, body: str, folder: Path | None = None) -> Path:
+        path = (folder or tmp_path) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def home(_isolated_home):
+    return Path(_isolated_home)
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_jobs(_isolated_home):
+    """After each test, cancel whatever job still runs, so a failing test leaves no processes."""
+    yield
+    if not (Path(_isolated_home) / "index.db").exists():
+        return
+    from qhybrid.jobs import Job
+
+    for job in Job.list():
+        if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
+            job.cancel(timeout=5)

@@ -1,0 +1,86 @@
+"""Ray backend pieces that need no cluster: bundle sizing and the env/argv mapping to workers."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from qhybrid.errors import ClusterError
+from qhybrid.jobs.backends import ray_placement
+from qhybrid.jobs.backends.ray_worker import pack, unpack
+
+TWO_CPUS = [{"CPU": 2.0, "GPU": 0.0}]
+
+
+def _plan(nodes=TWO_CPUS, **kw):
+    args = dict(instance_type="ml.m5.2xlarge", vcpus=8, gpus=0, instance_count=1,
+                processes_per_instance=1, needs_gpu=False, nodes=nodes, address="test")
+    args.update(kw)
+    return ray_placement.plan(**args)
+
+
+def test_bundle_per_instance_capped_by_the_cluster():
+    p = _plan()
+    assert p.bundles == [{"CPU": 2.0}] and p.cpus_per_rank == 2.0 and p.threads == 2
+    p = _plan(instance_count=2, processes_per_instance=1)
+    assert p.bundles == [{"CPU": 1.0}, {"CPU": 1.0}]
+    p = _plan(nodes=[{"CPU": 16.0, "GPU": 0.0}], instance_count=1, processes_per_instance=2)
+    assert p.bundles == [{"CPU": 8.0}] and p.cpus_per_rank == 4.0 and p.bundle_of(1, 2) == 0
+
+
+def test_gpus_per_bundle_and_rank():
+    nodes = [{"CPU": 8.0, "GPU": 4.0}, {"CPU": 8.0, "GPU": 4.0}]
+    p = _plan(nodes=nodes, instance_type="ml.p3.8xlarge", vcpus=32, gpus=4, instance_count=2,
+              processes_per_instance=4, needs_gpu=True)
+    assert p.bundles == [{"CPU": 8.0, "GPU": 4.0}] * 2 and p.gpus_per_rank == 1.0
+    p = _plan(instance_type="ml.p3.2xlarge", gpus=1)  # a CPU device on a GPU instance type, no GPUs here
+    assert p.bundles == [{"CPU": 2.0}] and p.gpus_per_rank == 0.0
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(instance_count=3), "at least one CPU per instance"),
+    (dict(gpus=1, needs_gpu=True), "needs a GPU per process"),
+    (dict(nodes=[]), "no live nodes"),
+])
+def test_requests_the_cluster_can_never_fit(kw, words):
+    with pytest.raises(ClusterError, match=words):
+        _plan(**kw)
+
+
+def test_env_and_argv_are_mapped_to_the_worker_workspace(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    from qhybrid.jobs.backends.ray import remote_argv, remote_env
+
+    folder = tmp_path / "jobs" / "j1"
+    monkeypatch.setenv("UNRELATED", "same")
+    env = {
+        "UNRELATED": "same", "PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0",
+        "AMZN_BRAKET_JOB_RESULTS_DIR": f"{folder}/results", "AMZN_BRAKET_JOB_NAME": "j1",
+        "PYTHONPATH": f"{folder}/source:/driver/only", "RANK": "1",
+    }
+    out = remote_env(env, folder)
+    assert out == {"AMZN_BRAKET_JOB_RESULTS_DIR": "{workdir}/results", "AMZN_BRAKET_JOB_NAME": "j1",
+                   "PYTHONPATH": "{workdir}/source", "RANK": "1"}
+    argv = [sys.executable, "-m", "qhybrid.jobs.entry", f"{folder}/source", "myjob"]
+    assert remote_argv(argv, folder) == ["{python}", "-m", "qhybrid.jobs.entry", "{workdir}/source", "myjob"]
+
+
+def test_pack_unpack_roundtrip_and_refuses_escapes(tmp_path):
+    (tmp_path / "a" / "source").mkdir(parents=True)
+    (tmp_path / "a" / "source" / "s.py").write_text("print(1)")
+    (tmp_path / "a" / "hyperparameters.json").write_text("{}")
+    blob = pack(tmp_path / "a", ["source", "hyperparameters.json", "missing"])
+    unpack(blob, tmp_path / "b")
+    assert (tmp_path / "b" / "source" / "s.py").read_text() == "print(1)"
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../evil.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(Exception):
+        unpack(buf.getvalue(), tmp_path / "c")
+    assert not Path(tmp_path / "evil.txt").exists()

@@ -1,0 +1,124 @@
+"""Bad input is rejected with a ValueError subclass before anything is written."""
+from __future__ import annotations
+
+import pytest
+
+from qhybrid import InstanceConfig, Job
+from qhybrid.errors import DeviceError, InstanceError, SpecError
+
+from jobkit import CPU, FULL_SCRIPT, nothing_written
+
+
+@pytest.fixture
+def script(write_script):
+    return write_script("full.py", FULL_SCRIPT)
+
+
+def _rejected(home, exc, match, **kwargs):
+    with pytest.raises(exc, match=match) as info:
+        Job.create(**kwargs)
+    assert isinstance(info.value, ValueError)
+    assert nothing_written(home)
+
+
+def test_malformed_device(home, script):
+    _rejected(home, DeviceError, "not of the form 'local:<provider>/<name>'.*local:qhybrid/qhybrid.cpu",
+              device="qhybrid.cpu", source_module=script)
+
+
+def test_unknown_provider(home, script):
+    _rejected(home, DeviceError, "unknown device provider 'braket'.*qhybrid, pennylane",
+              device="local:braket/sv1", source_module=script)
+
+
+def test_unknown_simulator(home, script):
+    _rejected(home, DeviceError, "unknown pennylane simulator 'lightning.qbit'.*did you mean 'lightning.qubit'",
+              device="local:pennylane/lightning.qbit", source_module=script)
+
+
+def test_unknown_instance_type(home, script):
+    with pytest.raises(InstanceError, match="unknown instance type 'ml.m5.larg'; did you mean 'ml.m5.large'"):
+        Job.create(CPU, script, instance_config=InstanceConfig(instanceType="ml.m5.larg"))
+    assert nothing_written(home)
+
+
+def test_bad_instance_count(home, script):
+    with pytest.raises(InstanceError, match="instanceCount must be an integer >= 1"):
+        InstanceConfig(instanceCount=0)
+
+
+def test_missing_source(home, tmp_path):
+    _rejected(home, SpecError, "source module .*nope.py' does not exist", device=CPU,
+              source_module=tmp_path / "nope.py")
+
+
+def test_missing_entry_point_module(home, script):
+    _rejected(home, SpecError, "entry point module 'other' not found", device=CPU, source_module=script,
+              entry_point="other")
+
+
+def test_missing_entry_point_function(home, script):
+    _rejected(home, SpecError, "entry point function 'main' not found", device=CPU, source_module=script,
+              entry_point="full:main")
+
+
+def test_hyperparameters_not_json(home, script):
+    _rejected(home, SpecError, "not JSON-serializable.*'bad'", device=CPU, source_module=script,
+              hyperparameters={"ok": 1, "bad": object()})
+
+
+def test_missing_input_path(home, script, tmp_path):
+    _rejected(home, SpecError, "input path .* for channel 'data' does not exist", device=CPU,
+              source_module=script, input_data={"data": tmp_path / "missing"})
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 51, "-lead", "with space", ""])
+def test_invalid_job_name(home, script, name):
+    _rejected(home, SpecError, "invalid job name", device=CPU, source_module=script, job_name=name)
+
+
+def test_duplicate_job_name(home, script):
+    Job.create(CPU, script, job_name="twice", in_process=True)
+    with pytest.raises(SpecError, match="job name 'twice' is already taken"):
+        Job.create(CPU, script, job_name="twice")
+    assert [j.name for j in Job.list()] == ["twice"]
+    assert sorted(p.name for p in (home / "jobs").iterdir()) == ["twice"]
+
+
+@pytest.mark.parametrize("device", ["local:qhybrid/qhybrid.gpu", "local:pennylane/lightning.gpu"])
+def test_gpu_device_on_cpu_instance(home, script, device, monkeypatch):
+    import qhybrid.devices as devices
+
+    real = devices.available_devices
+    monkeypatch.setattr(devices, "available_devices",
+                        lambda: {**real(), "pennylane": real()["pennylane"] + ["lightning.gpu"]})
+    _rejected(home, InstanceError, "needs a GPU but instance type 'ml.m5.large' has none", device=device,
+              source_module=script)
+
+
+def test_unknown_checkpoint_job(home, script):
+    _rejected(home, SpecError, "no job named 'earlier'", device=CPU, source_module=script,
+              copy_checkpoints_from_job="earlier")
+
+
+def test_max_cost_needs_a_known_price(home, script):
+    _rejected(home, SpecError, "max_cost needs a price for 'ml.m5.large'", device=CPU, source_module=script,
+              max_cost=1.0)
+
+
+def test_bad_distribution(home, script):
+    _rejected(home, SpecError, "distribution 'model_parallel'", device=CPU, source_module=script,
+              distribution="model_parallel")
+
+
+def test_generated_names_are_valid_and_unique(script):
+    a, b = (Job.create(CPU, script, in_process=True) for _ in range(2))
+    assert a.name != b.name and a.name.startswith("qhybrid-full-") and len(a.name) <= 50
+
+
+def test_package_without_main_needs_a_module(home, tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "run.py").write_text("print(1)\n")
+    _rejected(home, SpecError, "entry point module 'pkg' not found.*pkg.run", device=CPU, source_module=pkg)

@@ -1,0 +1,159 @@
+"""Structured circuits that hit the engine's special paths, against default.qubit.
+
+QAOA-style blocks of Z-rotations (the phase-lookup fusion and the batched
+Z-rotation gradients of the adjoint sweep), state preparation, identity terms
+and constants in Hamiltonians, probabilities in an observable's eigenbasis.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pennylane as qml
+import pytest
+from pennylane import numpy as pnp
+
+from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, default_qubit, execute,
+                        oracle, qhybrid_device, tol)
+
+pytestmark = [pytest.mark.parametrize("device", DEVICES),
+              pytest.mark.parametrize("c_dtype", DTYPES)]
+
+
+def _grad_tol(c_dtype):
+    return {k: 10 * v for k, v in tol(c_dtype).items()}
+
+
+def _both_gradients(device, c_dtype, n, circuit, x):
+    ours = qml.QNode(circuit, qhybrid_device(device, n, c_dtype), diff_method="adjoint")
+    theirs = qml.QNode(circuit, qml.device("default.qubit", wires=n), diff_method="backprop")
+    x = pnp.array(x, requires_grad=True)
+    return ours(x), theirs(x), qml.grad(ours)(x), qml.grad(theirs)(x)
+
+
+@pytest.mark.parametrize("p", [1, 3])
+def test_qaoa_maxcut_energy_and_gradient(device, c_dtype, p):
+    """qml.qaoa cost/mixer layers: runs of IsingZZ-like rotations sharing one angle."""
+    n = 7
+    graph = nx.gnm_random_graph(n, 10, seed=1967)
+    cost_h, mixer_h = qml.qaoa.maxcut(graph)
+
+    def circuit(x):
+        for w in range(n):
+            qml.Hadamard(w)
+        for layer in range(p):
+            qml.qaoa.cost_layer(x[0, layer], cost_h)
+            qml.qaoa.mixer_layer(x[1, layer], mixer_h)
+        return qml.expval(cost_h)
+
+    x = np.random.default_rng(p).uniform(0, np.pi, size=(2, p))
+    e_ours, e_theirs, g_ours, g_theirs = _both_gradients(device, c_dtype, n, circuit, x)
+    np.testing.assert_allclose(e_ours, e_theirs, **tol(c_dtype))
+    np.testing.assert_allclose(g_ours, g_theirs, **_grad_tol(c_dtype))
+
+
+def test_qaoa_known_energy(device, c_dtype):
+    """The PERF_NOTES check value: n=20, m=30, all angles 0.5 -> -10.621603 (complex128 only)."""
+    if c_dtype is not np.complex128:
+        pytest.skip("the check value is for complex128")
+    n = 20
+    cost_h, mixer_h = qml.qaoa.maxcut(nx.gnm_random_graph(n, 30, seed=1967))
+
+    @qml.qnode(qhybrid_device(device, n, c_dtype))
+    def energy():
+        for w in range(n):
+            qml.Hadamard(w)
+        for _ in range(2):
+            qml.qaoa.cost_layer(0.5, cost_h)
+            qml.qaoa.mixer_layer(0.5, mixer_h)
+        return qml.expval(cost_h)
+
+    np.testing.assert_allclose(energy(), -10.621603, atol=5e-7)
+
+
+def test_many_distinct_zrot_angles(device, c_dtype):
+    """Every Z-rotation with its own trainable angle (too many groups for one lookup table)."""
+    n = 6
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+    def circuit(x):
+        for w in range(n):
+            qml.RY(0.3 * w + 0.1, w)
+        for k, (i, j) in enumerate(pairs):
+            qml.IsingZZ(x[k], wires=[i, j])
+        for w in range(n):
+            qml.RZ(x[len(pairs) + w], w)
+        qml.MultiRZ(x[-1], wires=range(n))
+        qml.adjoint(qml.IsingZZ(x[0], wires=[0, n - 1]))
+        for w in range(n):
+            qml.RX(0.2, w)
+        return qml.expval(qml.sum(*[qml.PauliZ(i) @ qml.PauliZ(j) for i, j in pairs[:6]],
+                                  qml.PauliX(0) @ qml.PauliY(2)))
+
+    x = np.random.default_rng(9).uniform(-np.pi, np.pi, size=len(pairs) + n + 1)
+    e_ours, e_theirs, g_ours, g_theirs = _both_gradients(device, c_dtype, n, circuit, x)
+    np.testing.assert_allclose(e_ours, e_theirs, **tol(c_dtype))
+    np.testing.assert_allclose(g_ours, g_theirs, **_grad_tol(c_dtype))
+
+
+def test_zrot_block_with_repeated_and_opposite_angles(device, c_dtype):
+    """Z-rotations grouped by angle: equal angles, opposite angles, adjoints, zero."""
+    n = 5
+    ops = [qml.Hadamard(w) for w in range(n)]
+    ops += [qml.IsingZZ(0.4, [0, 1]), qml.IsingZZ(0.4, [1, 2]), qml.IsingZZ(-0.4, [2, 3]),
+            qml.adjoint(qml.IsingZZ(0.4, [3, 4])), qml.RZ(0.4, 0), qml.RZ(0.0, 1),
+            qml.MultiRZ(0.4, [0, 2, 4]), qml.IsingZZ(0.4, [0, 1]), qml.RZ(1.1, 3)]
+    ops += [qml.RX(0.3, w) for w in range(n)]
+    mps = [qml.state(), qml.expval(qml.PauliZ(0) @ qml.PauliZ(4))]
+    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
+    assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), **tol(c_dtype))
+    assert_all_close(got, as_list(oracle(ops, mps, n), 2), **tol(c_dtype))
+
+
+def test_state_prep_and_basis_state(device, c_dtype):
+    n = 4
+    rng = np.random.default_rng(21)
+    vec = rng.normal(size=2**n) + 1j * rng.normal(size=2**n)
+    vec /= np.linalg.norm(vec)
+    mps = [qml.state(), qml.expval(qml.PauliX(1) @ qml.PauliZ(3))]
+    for prep in (qml.StatePrep(vec, wires=range(n)), qml.BasisState(np.array([1, 0, 1, 1]), wires=range(n)),
+                 qml.StatePrep(vec[:4] / np.linalg.norm(vec[:4]), wires=[2, 0])):
+        ops = [prep, qml.CNOT([0, 1]), qml.RY(0.3, 3), qml.IsingXY(0.5, [2, 1])]
+        got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
+        assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), what=prep.name, **tol(c_dtype))
+
+
+def test_identity_terms_and_constants(device, c_dtype):
+    n = 3
+    ops = [qml.Hadamard(0), qml.CNOT([0, 1]), qml.RY(0.4, 2)]
+    h = qml.Hamiltonian([0.5, 2.0, -1.5], [qml.Identity(0), qml.PauliZ(0) @ qml.PauliZ(1), qml.PauliX(2)])
+    obs = [h, qml.Identity(1), 3.0 * qml.Identity(2) + qml.PauliZ(2), qml.PauliZ(0) @ qml.Identity(2),
+           qml.Hamiltonian([1.0, 1.0], [qml.PauliZ(0), qml.PauliZ(0)])]
+    mps = [qml.expval(o) for o in obs] + [qml.var(h)]
+    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), len(mps))
+    assert_all_close(got, as_list(default_qubit(ops, mps, n), len(mps)), **tol(c_dtype))
+
+
+def test_probs_in_observable_eigenbasis(device, c_dtype):
+    n = 3
+    ops = [qml.RY(0.7, 0), qml.CNOT([0, 1]), qml.RX(0.2, 2)]
+    mps = [qml.probs(op=qml.PauliX(0)), qml.probs(op=qml.PauliY(1) @ qml.PauliZ(2))]
+    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
+    assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), **tol(c_dtype))
+
+
+def test_gradient_with_state_prep_and_hermitian(device, c_dtype):
+    n = 3
+    vec = np.array([1, 1j, 0, 0, 0.5, 0, 0, 1], dtype=complex)
+    vec /= np.linalg.norm(vec)
+    herm = np.array([[1, 2 - 1j], [2 + 1j, -0.5]])
+
+    def circuit(x):
+        qml.StatePrep(vec, wires=range(n))
+        qml.RX(x[0], 0)
+        qml.CRY(x[1], [0, 2])
+        qml.SingleExcitation(x[2], [1, 2])
+        return qml.expval(qml.Hermitian(herm, wires=2) @ qml.PauliZ(0))
+
+    e_ours, e_theirs, g_ours, g_theirs = _both_gradients(device, c_dtype, n, circuit, [0.3, -0.8, 1.1])
+    np.testing.assert_allclose(e_ours, e_theirs, **tol(c_dtype))
+    np.testing.assert_allclose(g_ours, g_theirs, **_grad_tol(c_dtype))

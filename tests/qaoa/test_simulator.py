@@ -1,0 +1,130 @@
+"""QAOA energies and gradients against PennyLane, and the fused kernels against the torch reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from qhybrid.errors import DeviceError, MemoryLimitError, OperationError
+from qhybrid.qaoa import QAOA
+
+from qaoa_oracle import pennylane_energy_and_grad, random_graph
+
+BACKENDS = ["torch", "numba"]
+# (n, m, p, problem, weighted): a handful of sizes, p = 1..4, both problems, weighted and not
+CASES = [
+    (2, 1, 1, "maxcut", False),
+    (5, 6, 2, "maxcut", True),
+    (7, 10, 3, "maxclique", False),
+    (9, 14, 4, "maxcut", False),
+    (10, 14, 2, "maxclique", False),
+    (11, 16, 1, "maxcut", True),
+    (12, 18, 3, "maxcut", False),
+]
+
+
+def _params(p, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, size=(2, p))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n,m,p,problem,weighted", CASES)
+def test_matches_pennylane_complex128(backend, n, m, p, problem, weighted):
+    g = random_graph(n, m, seed=n + p, weighted=weighted)
+    x = _params(p, seed=n)
+    e_ref, g_ref = pennylane_energy_and_grad(g, x, problem, weighted)
+    q = QAOA(g, problem=problem, backend=backend)
+    e, grad = q.energy_and_grad(x)
+    assert abs(e - e_ref) < 1e-10
+    np.testing.assert_allclose(grad, g_ref, atol=1e-10, rtol=0)
+    assert abs(q.energy(x) - e_ref) < 1e-10
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n,m,p,problem,weighted", [CASES[1], CASES[2], CASES[6]])
+def test_matches_pennylane_complex64(backend, n, m, p, problem, weighted):
+    g = random_graph(n, m, seed=n + p, weighted=weighted)
+    x = _params(p, seed=n)
+    e_ref, g_ref = pennylane_energy_and_grad(g, x, problem, weighted)
+    e, grad = QAOA(g, problem=problem, backend=backend, dtype="complex64").energy_and_grad(x)
+    assert abs(e - e_ref) < 1e-5
+    np.testing.assert_allclose(grad, g_ref, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("n,block_bits,problem,dtype,tol", [
+    (15, 5, "maxcut", "complex128", 1e-11),
+    (15, 5, "maxcut", "complex64", 2e-4),
+    (16, 9, "maxclique", "complex128", 1e-11),
+    (17, None, "maxcut", "complex64", 2e-4),
+    (17, None, "maxcut", "complex128", 1e-11),
+])
+def test_fused_kernels_match_reference(n, block_bits, problem, dtype, tol):
+    """Several cache-block layouts (high pass with many rows, narrow tiles) against the torch reference."""
+    g = random_graph(n, int(1.5 * n), seed=n)
+    x = _params(3, seed=1)
+    ref = QAOA(g, problem=problem, backend="torch", dtype=dtype)
+    fast = QAOA(g, problem=problem, backend="numba", dtype=dtype, block_bits=block_bits)
+    e0, g0 = ref.energy_and_grad(x)
+    e1, g1 = fast.energy_and_grad(x)
+    scale = max(1.0, abs(e0))
+    assert abs(e0 - e1) < tol * scale
+    np.testing.assert_allclose(g1, g0, atol=tol * scale, rtol=0)
+    torch.testing.assert_close(fast.state(x), ref.state(x), atol=tol, rtol=0)
+
+
+def test_batch_equals_single_calls():
+    g = random_graph(8, 12, seed=3)
+    xs = np.stack([_params(2, seed=s) for s in range(4)])
+    for backend in BACKENDS:
+        q = QAOA(g, backend=backend)
+        es, gs = q.energy_and_grad(xs)
+        assert es.shape == (4,) and gs.shape == (4, 2, 2)
+        for i in range(4):
+            e, grad = q.energy_and_grad(xs[i])
+            assert es[i] == pytest.approx(e, abs=1e-12)
+            np.testing.assert_allclose(gs[i], grad, atol=1e-12)
+        np.testing.assert_allclose(q.energy(xs), es, atol=1e-12)
+
+
+def test_probabilities_most_likely_and_ratio():
+    g = random_graph(6, 8, seed=2)
+    q = QAOA(g)
+    x = _params(2, seed=5)
+    probs = q.probabilities(x)
+    assert probs.shape == (64,) and float(probs.sum()) == pytest.approx(1.0, abs=1e-12)
+    top = q.most_likely(x, k=3)
+    assert [t["probability"] for t in top] == sorted((t["probability"] for t in top), reverse=True)
+    assert top[0]["probability"] == pytest.approx(float(probs.max()))
+    costs = q.diagonal.dense()
+    assert float(probs @ costs) == pytest.approx(q.energy(x), abs=1e-12)
+    assert q.approximation_ratio(q.optimum) == 1.0
+    assert 0.0 < q.approximation_ratio(q.energy(x)) < 1.0
+    assert all(float(costs[int(b, 2)]) == q.optimum for b in q.optimal_bitstrings())
+
+
+def test_refusals():
+    g = [(0, 1), (1, 2)]
+    with pytest.raises(MemoryLimitError, match="bytes"):
+        QAOA(g, memory_limit=10)
+    with pytest.raises(MemoryLimitError, match=r"30 qubits needs about"):
+        QAOA([(0, 29)], memory_limit=2**30)
+    with pytest.raises(OperationError, match="complex64"):
+        QAOA(g, dtype="float32")
+    with pytest.raises(OperationError, match="numba, torch"):
+        QAOA(g, backend="fast")
+    with pytest.raises(OperationError, match=r"\(2, p\)"):
+        QAOA(g).energy([0.1, 0.2])
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceError, match="CUDA"):
+            QAOA(g, device="cuda")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype,tol", [("complex128", 1e-10), ("complex64", 1e-4)])
+def test_cuda_matches_cpu(dtype, tol):
+    g = random_graph(12, 18, seed=7)
+    x = _params(2, seed=7)
+    e0, g0 = QAOA(g, backend="numba").energy_and_grad(x)
+    e1, g1 = QAOA(g, device="cuda", dtype=dtype).energy_and_grad(x)
+    assert abs(e0 - e1) < tol * 10
+    np.testing.assert_allclose(g1, g0, atol=tol * 10)

@@ -1,0 +1,116 @@
+"""The DressedQNN training job: settings, single process, data parallel, failures, resume, CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import qhybrid.workloads.qml as workload
+from qhybrid.errors import SpecError
+from qhybrid.jobs import Job, store
+
+CPU = "local:qhybrid/qhybrid.cpu"
+SCRIPT = str(Path(workload.__file__))
+SMALL = {"nwires": "4", "ndata": "24", "batch_size": "8", "epochs": "3", "lr": "0.05", "seed": "11"}
+
+
+def _job(hp, **kwargs):
+    return Job.create(CPU, SCRIPT, entry_point="qml", hyperparameters=hp, **kwargs)
+
+
+def test_settings_defaults_and_validation():
+    s = workload.parse_settings({"sagemaker_distributed_dataparallel_enabled": "true"})
+    assert (s.nwires, s.ndata, s.batch_size, s.dtype) == (10, 208, 16, "complex128")
+    for hp, words in [({"nwires": "6"}, "divisible by 3"), ({"ndata": "300"}, "between 1 and 208"),
+                      ({"lr": "fast"}, "not a number"), ({"epochs": "1.5"}, "not an integer"),
+                      ({"dtype": "float16"}, "complex128, complex64"), ({"nwire": "4"}, "unknown")]:
+        with pytest.raises(SpecError, match=words):
+            workload.parse_settings(hp)
+
+
+def test_world_size_must_divide_batch_and_data():
+    s = workload.parse_settings({"batch_size": "8", "ndata": "24"})
+    assert workload.check_world(s, 2) == 4
+    with pytest.raises(SpecError, match="batch_size=8 is not divisible by the 3"):
+        workload.check_world(s, 3)
+    with pytest.raises(SpecError, match="ndata=24 is not divisible by the 5"):
+        workload.check_world(workload.parse_settings({"batch_size": "10", "ndata": "24"}), 5)
+
+
+def test_find_data_prefers_sonar_all_data(tmp_path):
+    assert workload.find_data(tmp_path / "missing") is None
+    (tmp_path / "other.csv").write_text("x")
+    assert workload.find_data(tmp_path).name == "other.csv"
+    (tmp_path / "sonar.all-data").write_text("x")
+    assert workload.find_data(tmp_path).name == "sonar.all-data"
+
+
+def test_single_process_job_logs_saves_and_checkpoints():
+    job = _job(SMALL, in_process=True)
+    assert job.state() == "COMPLETED", job.describe()["failure_reason"]
+    result = job.result()
+    assert result["world_size"] == 1 and result["device"] == CPU
+    assert len(result["epoch_seconds"]) == 3 and result["loss"] == result["losses"][-1]
+    assert 0.0 <= result["accuracy"] <= 1.0
+    metrics = job.metrics(metric_type="iteration_number")
+    assert metrics["iteration_number"] == [1, 2, 3] and metrics["Loss"] == result["losses"]
+    assert len(metrics["Accuracy"]) == 3 and len(metrics["epoch_seconds"]) == 3
+    folder = store.job_dir(job.name)
+    state = torch.load(folder / "results" / "model.pt")
+    assert set(state) >= {"qlayer.w_layer1", "qlayer.w_layer2", "qlayer.rotation", "input_layer.weight"}
+    assert (folder / "checkpoints" / f"{job.name}_qml.json").exists()
+
+
+def test_input_channel_is_read(tmp_path):
+    from qhybrid.qml.data import load_sonar
+
+    X, y = load_sonar()
+    rows = [",".join(f"{v:.4f}" for v in x) + ("," + ("M" if label > 0 else "R")) for x, label in zip(X, y)]
+    rows[0] = rows[0].rsplit(",", 1)[0] + ",Q"  # a bad label proves this file was read
+    (tmp_path / "sonar.all-data").write_text("\n".join(rows))
+    job = _job(SMALL, in_process=True, input_data={"input-data": str(tmp_path)})
+    assert job.state() == "FAILED"
+    assert "label 'Q'" in job.describe()["failure_reason"]
+
+
+def test_resume_from_checkpoint_continues_the_same_trajectory():
+    straight = _job({**SMALL, "epochs": "4"}, in_process=True).result()["losses"]
+    first = _job({**SMALL, "epochs": "2"}, in_process=True)
+    resumed = _job({**SMALL, "epochs": "4"}, in_process=True, copy_checkpoints_from_job=first.name)
+    assert "resuming after epoch 2" in resumed.logs()
+    result = resumed.result()
+    assert result["losses"][:2] == first.result()["losses"]
+    assert resumed.metrics(metric_type="iteration_number")["iteration_number"] == [3, 4]
+    torch.testing.assert_close(torch.tensor(result["losses"]), torch.tensor(straight), atol=1e-12, rtol=0)
+
+
+def test_data_parallel_job_follows_single_process_and_only_rank_0_writes():
+    single = _job(SMALL, in_process=True).result()
+    job = _job(SMALL, distribution="data_parallel", processes_per_instance=2).wait(timeout=120)
+    assert job.state() == "COMPLETED", job.describe()["failure_reason"]
+    result = job.result()
+    assert result["world_size"] == 2
+    torch.testing.assert_close(torch.tensor(result["losses"]), torch.tensor(single["losses"]),
+                               atol=1e-10, rtol=0)
+    assert result["accuracy"] == single["accuracy"]
+    assert job.metrics(metric_type="iteration_number")["Loss"] == result["losses"]
+    assert not job.metrics(rank=1)  # rank 1 logged nothing
+    checkpoints = list((store.job_dir(job.name) / "checkpoints").iterdir())
+    assert [p.name for p in checkpoints] == [f"{job.name}_qml.json"]
+
+
+def test_a_failing_rank_fails_the_job():
+    hp = {**SMALL, "epochs": "2", "fail_rank": "1"}
+    job = _job(hp, distribution="data_parallel", processes_per_instance=2).wait(timeout=120)
+    assert job.state() == "FAILED"
+    reason = job.describe()["failure_reason"]
+    assert "rank 1" in reason and "fault injected" in reason
+
+
+def test_indivisible_batch_fails_with_a_clear_reason():
+    job = _job({**SMALL, "batch_size": "7"}, distribution="data_parallel", processes_per_instance=2)
+    job.wait(timeout=120)
+    assert job.state() == "FAILED"
+    assert "batch_size=7 is not divisible by the 2" in job.describe()["failure_reason"]
