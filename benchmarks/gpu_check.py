@@ -320,6 +320,27 @@ def machine_info(device) -> list[str]:
 SECTIONS = [
     ("engine", check_engine, time_engine),
 ]
+
+
+def _bench_module(name):
+    """Load ``benchmarks/<name>.py`` by path (the folder is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"qhybrid_bench_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_qml(ctx):  # benchmarks/qml.py: DressedQNN on CUDA vs the CPU torch kernels
+    return _bench_module("qml").check_qml(ctx)
+
+
+def time_qml(ctx):  # benchmarks/qml.py: training step at 20, 24, 26 wires, complex64
+    return _bench_module("qml").time_qml(ctx)
+
+
+SECTIONS.append(("qml", check_qml, time_qml))
 # ================================================================ END EXTENSION POINT
 
 

@@ -3,7 +3,7 @@
 For gnm(n, 1.5 n, seed=1967), n = 16..24 and p = 1, 2, 4, times one energy plus
 gradient (adjoint) with: qhybrid's fast path (``qhybrid.qaoa.QAOA``), qhybrid's
 PennyLane device (``qhybrid.cpu``, when installed), ``lightning.qubit`` and, at
-small n, ``default.qubit``. A peer whose last point took longer than
+n <= 12, ``default.qubit`` (it densifies the Hamiltonian). A peer whose last point took longer than
 ``--budget`` seconds is skipped at larger n. Prints a markdown table (time, speed-up
 over lightning.qubit), the memory-bandwidth floor (bytes the fused algorithm
 must move / bandwidth of a large torch copy measured in the same run) and how
@@ -146,7 +146,7 @@ def run_benchmark(qubits, layers, *, dtype, device, budget, repeats, peers):
             row["x_floor"] = row["qhybrid_s"] / row["floor_s"]
             for peer in peers:
                 key = f"{peer}_s"
-                if (peer, p) in slow or (peer == "default.qubit" and n > 20):
+                if (peer, p) in slow or (peer == "default.qubit" and n > 12):  # it densifies the Hamiltonian: 16 GiB at n=16
                     row[key] = None
                     continue
                 try:

@@ -72,12 +72,6 @@ def _train(model, batches, sync=lambda: None) -> float:
     return time.perf_counter() - began
 
 
-def _models(n, dtype=torch.complex128, device="cpu"):
-    torch.manual_seed(SEED)
-    ours = DressedQNN(n, dtype=dtype, device=device)
-    return ours
-
-
 def state_bytes_per_sample(layer: QuantumLayer, batch: int) -> float:
     """Bytes of state buffers the layer holds for a training step, per sample."""
     pool = layer._workspace._free
@@ -88,12 +82,14 @@ def epoch_row(n, X, y, *, batch_size, peer_samples, peer="lightning.qubit") -> d
     """One table row: our epoch, the peer's (extrapolated), ratio, memory."""
     from qhybrid.qml.reference import pennylane_layer
 
-    ours = _models(n)
+    torch.manual_seed(SEED)
+    ours = DressedQNN(n)
     torch.manual_seed(SEED)
     theirs = DressedQNN(n, qlayer=pennylane_layer(n, peer, diff_method="adjoint"))
     theirs.load_state_dict(ours.state_dict())
     xb, yb = X[:batch_size], y[:batch_size]
-    diff = abs(float(margin_loss(ours(xb), yb)) - float(margin_loss(theirs(xb), yb)))
+    with torch.no_grad():
+        diff = abs(float(margin_loss(ours(xb), yb)) - float(margin_loss(theirs(xb), yb)))
     batches = _batches(X, y, batch_size)
     _train(ours, batches[:1])  # warm-up (numba cache load)
     ours_s = _train(ours, batches)
@@ -148,11 +144,24 @@ def main(argv=None) -> int:
     parser.add_argument("--dp-wires", type=int, default=12)
     parser.add_argument("--dp-epochs", type=int, default=4)
     parser.add_argument("--no-dp", action="store_true")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for torch, numba and lightning (OpenMP) alike (default: all cores)")
     args = parser.parse_args(argv)
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before lightning loads
+        torch.set_num_threads(args.threads)
+        try:
+            import numba
+
+            numba.set_num_threads(args.threads)
+        except ImportError:
+            pass
     X, y = sample(*load_sonar(), 208, seed=SEED)
     X, y = X.double(), y.double()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, torch {torch.__version__}, cores {os.cpu_count()}, "
-          f"torch threads {torch.get_num_threads()}; 2 shared cores: ratios count, not absolute times\n")
+          f"threads {torch.get_num_threads()}, load average {load:.1f} at start; "
+          "shared cores: ratios count, not absolute times\n")
     rows = []
     print(f"## Epoch over 208 samples, batch {args.batch_size}, complex128 "
           f"(peer: {args.peer}, adjoint, timed on {args.peer_samples} samples and extrapolated)\n")

@@ -70,7 +70,8 @@ def test_qaoa_job_gives_the_same_result_as_local(cluster):
                      backend="ray").wait(timeout=120)
     assert job.state() == "COMPLETED", job.describe()["failure_reason"]
     ours, theirs = job.result(), local.result()
-    for key in ("params", "cost", "best_bitstring", "best_value", "optimum"):
+    assert ours["best_bitstring"] == theirs["best_bitstring"]
+    for key in ("params", "cost", "best_value", "optimum"):
         np.testing.assert_allclose(ours[key], theirs[key], atol=1e-12, rtol=0, err_msg=key)
     assert job.metrics()["Cost"] == pytest.approx(local.metrics()["Cost"], abs=1e-12)
     assert f"placed on the Ray cluster at {cluster.address}" in job.logs()
@@ -93,12 +94,17 @@ def test_two_rank_data_parallel_qml_matches_local_data_parallel(cluster):
     assert (store.job_dir(job.name) / "logs" / "rank-1.log").exists()
 
 
-def test_cancel_stops_the_actors_and_keeps_checkpoints(cluster, write_script):
+def test_checkpoints_come_home_while_running_and_cancel_stops_the_actors(cluster, write_script):
     job = Job.create(CPU, str(write_script("slow.py", SLOW)), backend="ray")
     pid = int(_wait_log(job, r"actor-pid=(\d+)").group(1))
+    checkpoint = store.job_dir(job.name) / "checkpoints" / f"{job.name}.json"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not checkpoint.exists():
+        time.sleep(0.2)
+    assert checkpoint.exists() and job.state() == "RUNNING"  # synced while the job runs
     assert job.cancel() == "CANCELLED"
     assert job.describe()["failure_reason"] == "cancelled on request"
-    assert (store.job_dir(job.name) / "checkpoints" / f"{job.name}.json").exists()
+    assert checkpoint.exists()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
         time.sleep(0.1)
@@ -153,3 +159,22 @@ def test_local_cluster_is_started_on_first_use_reused_and_stopped():
         assert ray_cluster.stop_local_cluster()
     assert not first.alive() and ray_cluster.read_record() is None
     assert not ray_cluster.stop_local_cluster()
+
+
+def test_submission_check_refuses_what_can_never_fit_and_dead_addresses(cluster, write_script):
+    from qhybrid.errors import ClusterError
+    from qhybrid.jobs.backends.ray import check_submission
+    from qhybrid.jobs.spec import build_spec
+
+    script = str(write_script("tiny.py", "print('hi')\n"))
+    fits = build_spec(device=CPU, source_module=script, backend="ray")
+    assert check_submission(fits) == cluster.address
+    too_big = build_spec(device=CPU, source_module=script, backend="ray", distribution="data_parallel",
+                         instance_config=InstanceConfig(instanceCount=3))
+    with pytest.raises(ClusterError, match="3 x ml.m5.large needs at least one CPU per instance"):
+        check_submission(too_big)
+    with mock.patch.dict(os.environ, {"QHYBRID_RAY_ADDRESS": "127.0.0.1:1"}):
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError, match="no Ray cluster answers at '127.0.0.1:1'"):
+            check_submission(fits)
+        assert time.monotonic() - t0 < 10

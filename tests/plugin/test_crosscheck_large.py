@@ -33,9 +33,10 @@ def _qaoa_like(n, edges, x):
             qml.RX(x[layer, 1], wires=w)
 
 
-@pytest.mark.parametrize("n", [14, 18])
+@pytest.mark.parametrize("n", [14, 16])
 def test_zrot_lookup_block_energy_and_gradient(device, c_dtype, n):
-    """A cost block spanning every wire (the lookup fusion), then its adjoint gradient."""
+    """A cost block spanning every wire (the lookup fusion), then its adjoint gradient
+    (against lightning.qubit's)."""
     rng = np.random.default_rng(n)
     edges = sorted({tuple(sorted(int(v) for v in rng.choice(n, 2, replace=False))) for _ in range(2 * n)})
     h = qml.Hamiltonian([0.5] * len(edges) + [0.3], [qml.PauliZ(i) @ qml.PauliZ(j) for i, j in edges]
@@ -47,7 +48,9 @@ def test_zrot_lookup_block_energy_and_gradient(device, c_dtype, n):
 
     x = pnp.array([[0.4, 0.7], [-0.2, 0.3]], requires_grad=True)
     ours = qml.QNode(circuit, qhybrid_device(device, n, c_dtype), diff_method="adjoint")
-    theirs = qml.QNode(circuit, qml.device("default.qubit", wires=n), diff_method="adjoint")
+    # lightning.qubit as the peer here: default.qubit's adjoint builds the Hamiltonian's
+    # dense matrix (slow at 14 qubits, out of memory at 18)
+    theirs = qml.QNode(circuit, qml.device("lightning.qubit", wires=n), diff_method="adjoint")
     np.testing.assert_allclose(ours(x), theirs(x), **tol(c_dtype))
     np.testing.assert_allclose(qml.grad(ours)(x), qml.grad(theirs)(x),
                                **{k: 10 * v for k, v in tol(c_dtype).items()})
@@ -67,7 +70,7 @@ def test_single_qubit_layers_on_large_register(device, c_dtype):
     """Layers of 1-qubit rotations on every wire of an 18-qubit register (the mixer kernel)."""
     n = 18
     ops = [qml.Hadamard(w) for w in range(n)]
-    for layer in range(3):
+    for layer in range(2):
         ops += [qml.RX(0.1 * layer + 0.05 * w, wires=w) for w in range(n)]
         ops += [qml.RY(0.2 - 0.03 * w, wires=w) for w in range(n)]
         ops += [qml.CNOT([w, (w + 1) % n]) for w in range(0, n, 2)]

@@ -157,3 +157,39 @@ def test_gradient_with_state_prep_and_hermitian(device, c_dtype):
     e_ours, e_theirs, g_ours, g_theirs = _both_gradients(device, c_dtype, n, circuit, [0.3, -0.8, 1.1])
     np.testing.assert_allclose(e_ours, e_theirs, **tol(c_dtype))
     np.testing.assert_allclose(g_ours, g_theirs, **_grad_tol(c_dtype))
+
+
+def test_mid_circuit_state_prep(device, c_dtype):
+    """StatePrep / BasisState after other gates (PennyLane decomposes them there)."""
+    n = 3
+    mps = [qml.state()]
+    for prep in (qml.StatePrep(np.array([0.6, 0.8j]), wires=1), qml.BasisState(np.array([1]), wires=1),
+                 qml.StatePrep(np.array([0, 1, 0, 0.0]), wires=[2, 0])):
+        ops = [qml.Hadamard(0), qml.CNOT([0, 2]), qml.RY(0.4, 1), prep, qml.RX(0.3, 1)]
+        got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 1)
+        assert_all_close(got, as_list(default_qubit(ops, mps, n), 1), what=repr(prep), **tol(c_dtype))
+
+
+def test_trainable_hamiltonian_coefficients_with_adjoint(device, c_dtype):
+    """Trainable observable coefficients under adjoint: right gate gradients, or a clear error.
+
+    (PennyLane's own devices disagree here; an IndexError from deep inside is not acceptable.)
+    """
+    from qhybrid.errors import OperationError
+
+    def circuit(x, coeffs):
+        qml.RX(x, 0)
+        qml.RY(0.4, 1)
+        qml.CNOT([0, 1])
+        return qml.expval(qml.Hamiltonian(coeffs, [qml.PauliZ(0), qml.PauliX(1)]))
+
+    x, coeffs = pnp.array(0.3, requires_grad=True), pnp.array([0.5, -1.0], requires_grad=True)
+    ours = qml.QNode(circuit, qhybrid_device(device, 2, c_dtype), diff_method="adjoint")
+    want = qml.grad(qml.QNode(circuit, qml.device("default.qubit", wires=2)))(x, coeffs)
+    try:
+        got = qml.grad(ours)(x, coeffs)
+    except (OperationError, qml.exceptions.DeviceError, qml.exceptions.QuantumFunctionError) as exc:
+        assert any(w in str(exc).lower() for w in ("observable", "coefficient", "trainable")), str(exc)
+        return
+    np.testing.assert_allclose(got[0], want[0], **_grad_tol(c_dtype))
+    np.testing.assert_allclose(got[1], want[1], **_grad_tol(c_dtype))

@@ -115,3 +115,19 @@ def test_workspace_survives_pickling_empty():
     ws.put(torch.zeros(8, dtype=torch.complex128))
     clone = pickle.loads(pickle.dumps(ws))
     assert clone._free == {}
+
+
+@pytest.mark.skipif(not fast.available(), reason="numba not installed")
+@pytest.mark.parametrize("by_sample", [True, False])
+def test_numba_sample_and_gate_orders_agree(monkeypatch, by_sample):
+    monkeypatch.setattr(fast, "_by_sample", lambda batch: by_sample)
+    factors, mats, obs = _circuit_inputs(3, 4, seed=9)
+    leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
+    ref_leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
+    out = adjoint.CircuitExpval.apply(*leaves, PLAN, adjoint.Workspace(), "numba")
+    ref = adjoint.CircuitExpval.apply(*ref_leaves, PLAN, adjoint.Workspace(), "torch")
+    torch.testing.assert_close(out, ref, atol=1e-12, rtol=0)
+    out.sum().backward()
+    ref.sum().backward()
+    for got, want in zip(leaves, ref_leaves):
+        torch.testing.assert_close(got.grad, want.grad, atol=1e-12, rtol=0)

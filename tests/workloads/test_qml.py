@@ -23,7 +23,7 @@ def _job(hp, **kwargs):
 def test_settings_defaults_and_validation():
     s = workload.parse_settings({"sagemaker_distributed_dataparallel_enabled": "true"})
     assert (s.nwires, s.ndata, s.batch_size, s.dtype) == (10, 208, 16, "complex128")
-    for hp, words in [({"nwires": "6"}, "divisible by 3"), ({"ndata": "300"}, "between 1 and 208"),
+    for hp, words in [({"nwires": "3"}, "control and target on one wire"), ({"ndata": "300"}, "between 1 and 208"),
                       ({"lr": "fast"}, "not a number"), ({"epochs": "1.5"}, "not an integer"),
                       ({"dtype": "float16"}, "complex128, complex64"), ({"nwire": "4"}, "unknown")]:
         with pytest.raises(SpecError, match=words):

@@ -27,7 +27,7 @@ def test_defaults_and_data_parallel_options():
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--wires", "9"], "divisible by 3"),
+    (["--wires", "3"], "one wire"),
     (["--instance-count", "2"], "needs --data-parallel"),
     (["--data", "500"], "between 1 and 208"),
 ])

@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         "qml", help="train the DressedQNN Sonar classifier as a job",
         description="Train the DressedQNN (circuit-centric quantum classifier) on the Sonar data "
                     "as a job; --data-parallel splits each batch across processes.")
-    p.add_argument("--wires", type=int, default=10, help="qubits (not divisible by 3; default 10)")
+    p.add_argument("--wires", type=int, default=10, help="qubits, 2 or at least 4 (default 10)")
     p.add_argument("--data", type=int, default=208, help="samples drawn from the 208 (default 208)")
     p.add_argument("--batch-size", type=int, default=16, help="global batch size (default 16)")
     p.add_argument("--epochs", type=int, default=5, help="epochs (default 5)")

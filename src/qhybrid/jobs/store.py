@@ -10,8 +10,10 @@ share the store; SQLite serialises the writers.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import sqlite3
+import threading
 import time
 import uuid
 from contextlib import closing
@@ -45,6 +47,7 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 
 
 _READY: set[str] = set()
+_INIT_LOCK = threading.Lock()
 
 
 def home() -> Path:
@@ -64,16 +67,30 @@ def connect() -> sqlite3.Connection:
     root = home()
     root.mkdir(parents=True, exist_ok=True)
     path = root / "index.db"
-    fresh = str(path) not in _READY or not path.exists()
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA synchronous=NORMAL")
-    if fresh:  # once per process and file: WAL mode and the schema persist in the file
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.executescript(_SCHEMA)
-        _READY.add(str(path))
+    if str(path) not in _READY or not path.exists():
+        with _INIT_LOCK:  # once per process and file: WAL mode and the schema persist in the file
+            _initialise(conn)
+            _READY.add(str(path))
     return conn
+
+
+def _initialise(conn: sqlite3.Connection) -> None:
+    """Switch to WAL and create the schema; retried because a journal-mode switch may be refused
+    at once (SQLITE_BUSY) while another process initialises the same file."""
+    for attempt in range(100):
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err).lower() or attempt == 99:
+                raise
+            time.sleep(0.02 + 0.01 * random.random())
 
 
 def insert(spec) -> None:

@@ -18,10 +18,26 @@ def to_numpy(x):
     return np.asarray(qml.math.unwrap(qml.math.toarray(x)) if not isinstance(x, np.ndarray) else x)
 
 
+_PAULIROT = {"X": "RX", "Y": "RY", "Z": "RZ", "XX": "IsingXX", "YY": "IsingYY", "ZZ": "IsingZZ"}
+
+
+def _pauli_rot_name(op):
+    """The table gate equal to a PauliRot (same angle), or None."""
+    word = op.hyperparameters["pauli_word"].replace("I", "") if "I" not in op.hyperparameters["pauli_word"] \
+        else None
+    if not word:
+        return None
+    if word in _PAULIROT:
+        return _PAULIROT[word]
+    return "MultiRZ" if set(word) == {"Z"} else None
+
+
 def _native(op):
     """(name, adjoint flag) when the table runs ``op`` directly, else None."""
     if op.name in GATES:
         return op.name, False
+    if op.name == "PauliRot" and _pauli_rot_name(op):
+        return _pauli_rot_name(op), False
     if isinstance(op, qml.ops.op_math.Adjoint) and op.base.name in GATES:
         return op.base.name, True
     return None

@@ -319,3 +319,128 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
 
 def num_threads() -> int:
     return nb.get_num_threads()
+
+
+# -- the stored-state variant: the forward sweep keeps what the backward sweep reads ------------
+@njit(parallel=True, **_OPTS)
+def fwd_low_store(psi, psf, k, index, levels, table, direct, gamma, store):
+    """Low pass between layers: finish the mixer, cost phase, keep psi (after the phase) in ``store``,
+    start the next mixer."""
+    bs = 1 << k
+    nblocks = psi.shape[0] >> k
+    for b in prange(nblocks):
+        base = b * bs
+        _wht_block(psf, 2 * base, 2 * bs)
+        for j in range(bs):
+            v = psi[base + j] * _phase_at(base + j, index, levels, table, direct, gamma)
+            psi[base + j] = v
+            store[base + j] = v
+        _wht_block(psf, 2 * base, 2 * bs)
+
+
+@njit(parallel=True, **_OPTS)
+def fwd_high_store(psi, k, w, dh, dl, pc, scratch, scratchf, store):
+    """High pass of the forward mixer that also keeps the post-D' Hadamard-basis tile in ``store``."""
+    bs = 1 << k
+    rows = psi.shape[0] >> k
+    ntiles = bs // w
+    nt = scratch.shape[0]
+    for t in prange(nt):
+        buf = scratch[t, 0]
+        bf = scratchf[t, 0]
+        for tile in range(t, ntiles, nt):
+            c0 = tile * w
+            for r in range(rows):
+                for c in range(w):
+                    buf[r * w + c] = psi[r * bs + c0 + c]
+            _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
+            for r in range(rows):
+                d0 = dh[0, r]
+                d1 = dh[1, r]
+                for c in range(w):
+                    d = d1 if pc[c0 + c] else d0
+                    v = buf[r * w + c] * (d * dl[c0 + c])
+                    buf[r * w + c] = v
+                    store[r * bs + c0 + c] = v
+            _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
+            for r in range(rows):
+                for c in range(w):
+                    psi[r * bs + c0 + c] = buf[r * w + c]
+
+
+@njit(parallel=True, **_OPTS)
+def fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, acc):
+    """Finish the last mixer; acc[b] = sum C |psi|^2; lam = C psi, its low butterflies started."""
+    bs = 1 << k
+    nblocks = psi.shape[0] >> k
+    for b in prange(nblocks):
+        base = b * bs
+        _wht_block(psf, 2 * base, 2 * bs)
+        s = 0.0
+        for j in range(bs):
+            v = psi[base + j]
+            c = _cost_at(base + j, index, levels, direct)
+            s += c * (v.real * v.real + v.imag * v.imag)
+            lam[base + j] = c * v
+        acc[b] = s
+        _wht_block(laf, 2 * base, 2 * bs)
+
+
+@njit(parallel=True, **_OPTS)
+def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pc, stored, scratch, scratchf, acc):
+    """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
+    ``stored`` holds the forward post-D' Hadamard-basis state psi_hat."""
+    bs = 1 << k
+    rows = lam.shape[0] >> k
+    ntiles = bs // w
+    nt = scratch.shape[0]
+    for t in prange(nt):
+        bl = scratch[t, 0]
+        fl = scratchf[t, 0]
+        s = 0.0
+        for tile in range(t, ntiles, nt):
+            c0 = tile * w
+            for r in range(rows):
+                for c in range(w):
+                    bl[r * w + c] = lam[r * bs + c0 + c]
+            _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
+            for r in range(rows):
+                for c in range(w):
+                    q = pc[c0 + c]
+                    i = r * w + c
+                    x = stored[r * bs + c0 + c]
+                    y = bl[i]
+                    s += (zh[q, r] + zl[c0 + c]) * (y.real * x.imag - y.imag * x.real)
+                    bl[i] = y * (dhc[q, r] * dlc[c0 + c])
+            _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
+            for r in range(rows):
+                for c in range(w):
+                    lam[r * bs + c0 + c] = bl[r * w + c]
+        acc[t] = s
+
+
+@njit(parallel=True, **_OPTS)
+def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first, stored, amp, acc):
+    """Low pass of the un-apply on lam alone: acc[b] = sum C Im(conj(lam) psi_pc) with psi_pc the
+    forward state after the cost phase (``stored``, or ``amp * phase`` for the first layer);
+    with ``more``: un-apply the phase (``table`` holds conj phases) and start the previous mixer."""
+    bs = 1 << k
+    nblocks = lam.shape[0] >> k
+    for b in prange(nblocks):
+        base = b * bs
+        _wht_block(laf, 2 * base, 2 * bs)
+        s = 0.0
+        for j in range(bs):
+            z = base + j
+            y = lam[z]
+            ph = _phase_at(z, index, levels, table, direct, gamma)
+            if first:
+                x = amp * ph.conjugate()
+            else:
+                x = stored[z]
+            s += _cost_at(z, index, levels, direct) * (y.real * x.imag - y.imag * x.real)
+            if more:
+                lam[z] = y * ph
+        acc[b] = s
+        if more:
+            _wht_block(laf, 2 * base, 2 * bs)

@@ -57,6 +57,8 @@ class QAOA:
         >>> e, g = q.energy_and_grad([[0.5], [0.5]])
     """
 
+    STORE_BUDGET = 1200 * 2**20  # bytes of state buffers the stored-state sweep may hold
+
     def __init__(self, graph, *, problem: str = "maxcut", dtype=torch.complex128, device="cpu",
                  backend: str = "auto", n_nodes: int | None = None, weight: str | None = "weight",
                  memory_limit: int | None = None, block_bits: int | None = None):
@@ -246,6 +248,9 @@ class QAOA:
             return (np.exp(-1j * beta * zh) / half).astype(cplx), np.exp(-1j * beta * zl).astype(cplx)
 
         amp = 2.0 ** (-n / 2)
+        store = self._stores(p) if grad else None
+        if store is not None:
+            return self._numba_sweep_stored(a, store, table, mixer, amp)
         for layer in range(p):
             nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp)
             dh, dl = mixer(bet[layer])
@@ -261,6 +266,54 @@ class QAOA:
             g[1, layer] = 2.0 * fold * b["acc_t"].sum() / half
             tc = np.conj(table(gam[layer]))
             nk.bwd_low(psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
+            g[0, layer] = 2.0 * fold * b["acc_b"].sum()
+        return e, g
+
+
+    def _stores(self, p: int):
+        """``2p - 1`` extra state buffers for the stored-state sweep, or None when they do not fit."""
+        b = self._bufs
+        need = 2 * p - 1
+        item = 16 if self.dtype == torch.complex128 else 8
+        total = (need + 2) * b["half"] * item + b["index"].nbytes
+        if total > (self._limit if self._limit is not None else self.STORE_BUDGET):
+            return None
+        stores = b.setdefault("stores", [])
+        while len(stores) < need:
+            stores.append(np.empty(b["half"], dtype=b["cplx"]))
+        return stores
+
+    def _numba_sweep_stored(self, a, store, table, mixer, amp):
+        """Forward sweep keeping psi after each cost phase (layers 2..p) and each post-D' Hadamard-basis
+        state; the backward sweep then un-applies lambda alone (4p instead of 6p transforms)."""
+        from qhybrid.qaoa import numba_kernels as nk
+
+        b = self._bufs
+        k, w, fold = b["k"], b["w"], b["fold"]
+        gam, bet = a[0], a[1]
+        p = gam.shape[0]
+        levels, index, direct = b["levels"], b["index"], b["direct"]
+        psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
+        zh, zl, pc = b["zh"], b["zl"], b["pc"]
+        hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
+        for layer in range(p):
+            if layer == 0:
+                nk.fwd_low(psi, psf, k, True, index, levels, table(gam[0]), direct, gam[0], amp)
+            else:
+                nk.fwd_low_store(psi, psf, k, index, levels, table(gam[layer]), direct, gam[layer], pcs[layer])
+            dh, dl = mixer(bet[layer])
+            nk.fwd_high_store(psi, k, w, dh, dl, pc, sc, scf, hats[layer])
+        nk.fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, b["acc_b"])
+        e = fold * float(b["acc_b"].sum())
+        g = np.zeros((2, p))
+        dummy = hats[0]
+        for layer in reversed(range(p)):
+            dh, dl = mixer(bet[layer])
+            nk.bwd_high_stored(lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pc, hats[layer], sc, scf, b["acc_t"])
+            g[1, layer] = 2.0 * fold * b["acc_t"].sum()
+            tc = np.conj(table(gam[layer]))
+            nk.bwd_low_stored(lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
+                              pcs[layer] if layer else dummy, amp, b["acc_b"])
             g[0, layer] = 2.0 * fold * b["acc_b"].sum()
         return e, g
 

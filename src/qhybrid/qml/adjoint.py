@@ -176,9 +176,7 @@ def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> 
     n = plan.n_wires
     state = product_state(factors, psi, scratch)
     if kernel == "numba":
-        arr = state.numpy()
-        for (control, target), mat in zip(plan.gates, mats.detach().numpy()):
-            fast.apply(arr, mat, control, target, n)
+        fast.run(state.numpy(), mats.detach().numpy(), plan.gates, n)
         return state
     for (control, target), mat in zip(plan.gates, mats):
         view, axis = gate_view(state, control, target, n)
@@ -195,11 +193,8 @@ def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch
     n = plan.n_wires
     grad_mats = torch.empty_like(mats)
     if kernel == "numba":
-        arr, larr, mnp = state.numpy(), lam_state.numpy(), mats.detach().numpy()
-        out = grad_mats.numpy()
-        for k in range(len(plan.gates) - 1, -1, -1):
-            control, target = plan.gates[k]
-            out[k] = 2 * fast.adjoint_step(arr, larr, mnp[k], control, target, n)
+        grad_mats.numpy()[:] = 2 * fast.sweep(state.numpy(), lam_state.numpy(), mats.detach().numpy(),
+                                              plan.gates, n)
         return grad_mats
     for k in range(len(plan.gates) - 1, -1, -1):
         control, target = plan.gates[k]

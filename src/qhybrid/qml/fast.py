@@ -132,6 +132,39 @@ if nb is not None:
                           lo, hi, cbit, tbit, start, start + per, partial[task])
 
 
+    @nb.njit(inline="always")
+    def _run_sample(row, mats, lo, hi, cbit, tbit, n_outer):
+        for g in range(mats.shape[0]):
+            _apply_task(row, mats[g, 0, 0], mats[g, 0, 1], mats[g, 1, 0], mats[g, 1, 1],
+                        lo[g], hi[g], cbit[g], tbit[g], 0, n_outer[g])
+
+    @nb.njit(inline="always")
+    def _sweep_sample(prow, lrow, dags, lo, hi, cbit, tbit, n_outer, acc):
+        for g in range(dags.shape[0] - 1, -1, -1):
+            _adjoint_task(prow, lrow, dags[g, 0, 0], dags[g, 0, 1], dags[g, 1, 0], dags[g, 1, 1],
+                          lo[g], hi[g], cbit[g], tbit[g], 0, n_outer[g], acc[g])
+
+    @nb.njit(parallel=True, cache=True)
+    def _run_parallel(state, mats, lo, hi, cbit, tbit, n_outer):
+        for b in nb.prange(state.shape[0]):
+            _run_sample(state[b], mats, lo, hi, cbit, tbit, n_outer)
+
+    @nb.njit(cache=True)
+    def _run_serial(state, mats, lo, hi, cbit, tbit, n_outer):
+        for b in range(state.shape[0]):
+            _run_sample(state[b], mats, lo, hi, cbit, tbit, n_outer)
+
+    @nb.njit(parallel=True, cache=True)
+    def _sweep_parallel(psi, lam, dags, lo, hi, cbit, tbit, n_outer, partial):
+        for b in nb.prange(psi.shape[0]):
+            _sweep_sample(psi[b], lam[b], dags, lo, hi, cbit, tbit, n_outer, partial[b])
+
+    @nb.njit(cache=True)
+    def _sweep_serial(psi, lam, dags, lo, hi, cbit, tbit, n_outer, partial):
+        for b in range(psi.shape[0]):
+            _sweep_sample(psi[b], lam[b], dags, lo, hi, cbit, tbit, n_outer, partial[b])
+
+
 PARALLEL_MIN = 1 << 15  # amplitudes per call below which threads cost more than they give
 
 
@@ -158,3 +191,52 @@ def adjoint_step(psi: np.ndarray, lam: np.ndarray, matrix: np.ndarray, control: 
     kernel = _adjoint_parallel if _parallel(psi) else _adjoint_serial
     kernel(psi, lam, udag, lo, hi, cbit, tbit, n_outer, chunks, partial)
     return partial.sum(axis=0).reshape(2, 2)
+
+
+_LAYOUTS: dict = {}
+
+
+def gate_layout(n: int, gates) -> tuple[np.ndarray, ...]:
+    """Per-gate loop parameters ``(lo, hi, cbit, tbit, n_outer)`` as int64 arrays (cached)."""
+    key = (n, tuple(gates))
+    if key not in _LAYOUTS:
+        rows = [_layout(n, c, t, CHUNKS)[:5] for c, t in gates]
+        _LAYOUTS[key] = tuple(np.array(col, dtype=np.int64) for col in zip(*rows))
+    return _LAYOUTS[key]
+
+
+def _by_sample(batch: int) -> bool:
+    """Whole samples per thread: when every thread gets at least one sample."""
+    threads = nb.get_num_threads()
+    return threads == 1 or batch >= threads
+
+
+def run(state: np.ndarray, mats: np.ndarray, gates, n: int) -> None:
+    """Apply all ``gates`` (``(control, target)``; matrices ``mats`` ``(G, 2, 2)``) in place.
+
+    Sample by sample (each sample's state stays in cache across the gates, one
+    thread per sample) when the batch covers the threads, else gate by gate with
+    the work of each gate split across threads.
+    """
+    if not _by_sample(state.shape[0]):
+        for (control, target), mat in zip(gates, mats):
+            apply(state, mat, control, target, n)
+        return
+    layout = gate_layout(n, gates)
+    kernel = _run_parallel if _parallel(state) else _run_serial
+    kernel(state, np.ascontiguousarray(mats), *layout)
+
+
+def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, gates, n: int) -> np.ndarray:
+    """The whole adjoint sweep in place; returns ``sum_b G[b]`` per gate, ``(G, 2, 2)``."""
+    if not _by_sample(psi.shape[0]):
+        out = np.empty((len(gates), 2, 2), dtype=psi.dtype)
+        for k in range(len(gates) - 1, -1, -1):
+            out[k] = adjoint_step(psi, lam, mats[k], gates[k][0], gates[k][1], n)
+        return out
+    layout = gate_layout(n, gates)
+    dags = np.ascontiguousarray(mats.conj().transpose(0, 2, 1))
+    partial = np.empty((psi.shape[0], len(gates), 4), dtype=psi.dtype)
+    kernel = _sweep_parallel if _parallel(psi) else _sweep_serial
+    kernel(psi, lam, dags, *layout, partial)
+    return partial.sum(axis=0).reshape(len(gates), 2, 2)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import apply_kop, generator_overlap, use_fast
+from .apply import apply_kop, block_size, generator_overlap, use_fast
 from .fuse import ZROT, kop_for, lower
 from .gates import GATES, gate_generator
 from .memory import check_memory
@@ -71,6 +71,71 @@ def _fused_step(bras, ket, kop, gen, n):
     return out
 
 
+def _zrot_run(ops, j, i, cols, bras, ket, jac, n, *, dtype, device, cache, fast):
+    """All derivatives of a run of commuting Z-rotations from one pass, then undo the run."""
+    run = ops[j:i + 1]
+    tr = [(k, op_) for k, op_ in enumerate(run) if op_.trainable]
+    if tr:
+        masks = np.array([sum(1 << (n - 1 - w) for w in o.wires) for _, o in tr], dtype=np.int64)
+        sign = torch.tensor([-1.0 if o.adjoint else 1.0 for _, o in tr], dtype=torch.float64)
+        idx = torch.tensor([cols[j + k] for k, _ in tr])
+        kern = _fk.kernel("zrot_grads", ket.shape[1])
+        for m, bra in enumerate(bras):
+            g = torch.from_numpy(kern(bra.numpy(), ket.numpy(), masks))  # (B, G)
+            jac[m, idx, :] = (g * sign).T
+    for kop in reversed(lower(run, n, dtype=dtype, device=device, fuse=True, cache=cache)):
+        inv = kop.inverse()
+        apply_kop(ket, inv, n, fast=fast)
+        for bra in bras:
+            apply_kop(bra, inv, n, fast=fast)
+
+
+def _layer_start(ops, i, first) -> int:
+    """Index of the first op of the run of 1-qubit gates ending at ``i``. Inside a cache block
+    every 1-qubit gate whose stride is below the block sees complete amplitude pairs, so
+    the whole run can be walked block by block (wires may repeat)."""
+    j = i
+    while j >= first and len(ops[j].wires) == 1:
+        j -= 1
+    return j + 1
+
+
+def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
+    """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the small strides,
+    then the large-stride gates one by one, last first (gates on other wires commute)."""
+    N = ket.shape[1]
+    layer = ops[j:i + 1]
+    invs, gens = [], []
+    for op in layer:
+        inv = kop_for(op, n, dtype=dtype, device=device).inverse()
+        m = inv.data if inv.kind == "dense" else torch.diag_embed(inv.data)
+        invs.append(m)
+        g = gate_generator(op.name, 1, op.adjoint) if op.trainable else np.zeros((2, 2))
+        gens.append(np.diag(g) if np.ndim(g) == 1 else g)
+    P = max(m.shape[0] for m in invs)
+    invs = torch.stack([m.expand(P, 2, 2) for m in invs]).resolve_conj().contiguous().numpy()
+    gens = np.ascontiguousarray(np.array(gens, dtype=np.complex128))
+    strides = np.array([1 << (n - 1 - op.wires[0]) for op in layer], dtype=np.int64)
+    blk = block_size(N)
+    bras_np, ket_np = bra_all.numpy(), ket.numpy()
+    ov = np.zeros((bra_all.shape[0], ket.shape[0], len(layer)), dtype=np.complex128)
+    big = np.nonzero(strides >= blk)[0]
+    M = bra_all.shape[0]
+    for r in big[::-1]:
+        k1 = _fk.kernel("adjoint_1q", N)
+        for m in range(M):
+            ov[m, :, r] = k1(bras_np[m], ket_np, np.ascontiguousarray(invs[r]), gens[r], int(strides[r]),
+                             m == M - 1)
+    small = np.nonzero(strides < blk)[0]
+    if len(small):
+        ov[:, :, small] = _fk.kernel("adjoint_1q_block", N)(
+            bras_np, ket_np, np.ascontiguousarray(invs[small]), np.ascontiguousarray(gens[small]),
+            strides[small], blk)
+    for r, op in enumerate(layer):
+        if op.trainable:
+            jac[:, cols[j + r], :] = torch.from_numpy(-2.0 * ov[:, :, r].imag)
+
+
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
                      fuse: bool = True, return_values: bool = False):
     """Jacobian of the expval measurements of ``circuit`` w.r.t. its trainable parameters.
@@ -99,7 +164,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1)
     fastz = use_fast(ket, fast)
-    bras = [apply_observable(ket, o, n, cache=cache, fast=fast) for o in obs]
+    bra_all = torch.empty((len(obs),) + tuple(ket.shape), dtype=ket.dtype, device=ket.device)
+    bras = [apply_observable(ket, o, n, cache=cache, fast=fast, out=bra_all[m]) for m, o in enumerate(obs)]
     if fastz:
         vd = _fk.kernel("vdot_real", ket.shape[1])
         values = torch.stack([torch.from_numpy(vd(ket.numpy(), b.numpy())) for b in bras]) \
@@ -108,32 +174,25 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         values = torch.stack([torch.sum(ket.conj() * b, dim=1).real.to(torch.float64).cpu() for b in bras]) \
             if bras else torch.zeros(0, B, dtype=torch.float64)
     jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
+    first = next((k for k, op in enumerate(ops) if op.trainable), len(ops))
     i = len(ops) - 1
-    while i >= 0:
+    while i >= first and bras:
         op = ops[i]
         j = i
-        while fastz and j > 0 and _is_zrot(ops[j - 1]):
+        while fastz and j > first and _is_zrot(ops[j - 1]):
             j -= 1
         if fastz and _is_zrot(op) and i - j >= 2:
-            run = ops[j:i + 1]
-            tr = [(k, op_) for k, op_ in enumerate(run) if op_.trainable]
-            if tr:
-                masks = np.array([sum(1 << (n - 1 - w) for w in o.wires) for _, o in tr], dtype=np.int64)
-                sign = torch.tensor([-1.0 if o.adjoint else 1.0 for _, o in tr], dtype=torch.float64)
-                idx = torch.tensor([cols[j + k] for k, _ in tr])
-                for m, bra in enumerate(bras):
-                    g = torch.from_numpy(_fk.kernel("zrot_grads", ket.shape[1])(bra.numpy(), ket.numpy(), masks))  # (B, G)
-                    jac[m, idx, :] = (g * sign).T
-            for kop in reversed(lower(run, n, dtype=dtype, device=device, fuse=True, cache=cache)):
-                inv = kop.inverse()
-                apply_kop(ket, inv, n, fast=fast)
-                for bra in bras:
-                    apply_kop(bra, inv, n, fast=fast)
+            _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast)
+            i = j - 1
+            continue
+        j = _layer_start(ops, i, first) if fastz else i
+        if j < i:
+            _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device)
             i = j - 1
             continue
         kop = kop_for(op, n, dtype=dtype, device=device)
         gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
-        if fastz and bras and len(op.wires) in (1, 2) and kop.kind != "swap":
+        if fastz and len(op.wires) in (1, 2) and kop.kind != "swap":
             ovs = _fused_step(bras, ket, kop, gen, n)
         else:
             ovs = [generator_overlap(bra, ket, gen, tuple(op.wires), n, fast=fast) for bra in bras] \

@@ -26,7 +26,8 @@ except Exception:  # pragma: no cover
 
 @dataclass
 class KOp:
-    """One kernel call: ``kind`` is ``dense``, ``diag``, ``swap`` or ``lookup``."""
+    """One kernel call: ``kind`` is ``dense``, ``diag``, ``swap``, ``lookup`` or ``layer``
+    (several 1-qubit gates on distinct wires, ``data`` (R, P, 2, 2))."""
 
     kind: str
     wires: tuple
@@ -37,6 +38,8 @@ class KOp:
     def inverse(self) -> "KOp":
         if self.kind == "swap":
             return self
+        if self.kind == "layer":
+            return KOp("layer", self.wires, self.data.conj().transpose(-1, -2).contiguous())
         if self.kind == "dense":
             return KOp("dense", self.wires, self.data.conj().transpose(-1, -2).contiguous())
         return KOp(self.kind, self.wires, self.data.conj().contiguous(), self.index)
@@ -59,6 +62,9 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> to
             _fk.kernel("phase_lookup", state.shape[1])(state.numpy(), _np(kop.data), kop.index.numpy())
         else:
             state.mul_(kop.data[:, kop.index.long()])
+        return state
+    if kop.kind == "layer":
+        apply_layer(state, kop, n, fast=fast)
         return state
     if kop.kind == "swap":
         if use_fast(state, fast):
@@ -87,6 +93,32 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> to
     m = kop.data if kop.data.shape[0] > 1 else kop.data[0]
     state.copy_(kernels.apply_matrix(state, m, list(kop.wires), n))
     return state
+
+
+#: Cache block (amplitudes) for the blocked 1-qubit layer kernels.
+BLOCK = 1 << 13
+
+
+def block_size(N: int) -> int:
+    return min(N, BLOCK)
+
+
+def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> None:
+    """Several commuting 1-qubit gates: small strides in one blocked pass, the rest one by one."""
+    N = state.shape[1]
+    strides = np.array([1 << (n - 1 - w) for w in kop.wires], dtype=np.int64)
+    if use_fast(state, fast):
+        blk = block_size(N)
+        mats = _np(kop.data)
+        small = np.nonzero(strides < blk)[0]
+        if len(small):
+            _fk.kernel("apply_1q_block", N)(state.numpy(), np.ascontiguousarray(mats[small]), strides[small], blk)
+        for r in np.nonzero(strides >= blk)[0]:
+            _fk.kernel("apply_1q", N)(state.numpy(), np.ascontiguousarray(mats[r]), int(strides[r]))
+        return
+    for r, w in enumerate(kop.wires):
+        m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]
+        state.copy_(kernels.apply_matrix(state, m, [w], n))
 
 
 def generator_overlap(bra: torch.Tensor, ket: torch.Tensor, gen: np.ndarray, wires, n: int,

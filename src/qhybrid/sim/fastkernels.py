@@ -376,7 +376,88 @@ def diag_mul_into(out, state, d):
             o[c] = s[c] * d[c]
 
 
-_KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'pauli_accumulate', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'imag_overlap', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs']
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11):
+    """Inside one block: sum conj(bra) G ket over the pairs of stride s, then bra <- inv bra."""
+    acc_r = 0.0
+    acc_i = 0.0
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        a = kr[i0]
+        c = kr[i1]
+        x = br[i0]
+        y = br[i1]
+        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+        acc_r += v.real
+        acc_i += v.imag
+        br[i0] = m00 * x + m01 * y
+        br[i1] = m10 * x + m11 * y
+    return acc_r, acc_i
+
+
+@njit(fastmath=True, cache=True)
+def _pairs_apply(row, base, s, half, m00, m01, m10, m11):
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        a = row[i0]
+        c = row[i1]
+        row[i0] = m00 * a + m01 * c
+        row[i1] = m10 * a + m11 * c
+
+
+def apply_1q_block(state, mats, strides, blk):
+    """Several 2x2 gates (``mats[r]`` (Bm, 2, 2), distinct wires, strides < ``blk``) applied
+    block by block: each ``blk``-amplitude block stays in cache for all of them."""
+    B, N = state.shape
+    R = strides.shape[0]
+    nblk = N // blk
+    for b in range(B):
+        row = state[b]
+        bm = b if mats.shape[1] > 1 else 0
+        for bi in prange(nblk):
+            for r in range(R):
+                _pairs_apply(row, bi * blk, strides[r], blk // 2, mats[r, bm, 0, 0], mats[r, bm, 0, 1],
+                             mats[r, bm, 1, 0], mats[r, bm, 1, 1])
+
+
+def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
+    """One backward step over several 1-qubit gates on distinct wires (strides < ``blk``):
+    inside each cache block, from the last gate to the first, accumulate
+    ``<bra_m|G_r|ket>`` then undo gate r on every bra and on the ket. Returns (M, B, R)."""
+    M = bras.shape[0]
+    B, N = ket.shape
+    R = strides.shape[0]
+    nblk = N // blk
+    half = blk // 2
+    out = np.zeros((M, B, R), dtype=np.complex128)
+    for b in range(B):
+        kr = ket[b]
+        bm = b if invs.shape[1] > 1 else 0
+        part_r = np.zeros((nblk, M, R))
+        part_i = np.zeros((nblk, M, R))
+        for bi in prange(nblk):
+            base = bi * blk
+            for r in range(R - 1, -1, -1):
+                s = strides[r]
+                m00 = invs[r, bm, 0, 0]
+                m01 = invs[r, bm, 0, 1]
+                m10 = invs[r, bm, 1, 0]
+                m11 = invs[r, bm, 1, 1]
+                for mm in range(M):
+                    ar, ai = _pairs_adjoint(bras[mm, b], kr, base, s, half, m00, m01, m10, m11,
+                                            gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1])
+                    part_r[bi, mm, r] = ar
+                    part_i[bi, mm, r] = ai
+                _pairs_apply(kr, base, s, half, m00, m01, m10, m11)
+        for bi in range(nblk):
+            for mm in range(M):
+                for r in range(R):
+                    out[mm, b, r] += part_r[bi, mm, r] + 1j * part_i[bi, mm, r]
+    return out
+
+_KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'pauli_accumulate', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'imag_overlap', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'adjoint_1q_block']
 _PAR = {}
 _SER = {}
 for _name in _KERNELS:

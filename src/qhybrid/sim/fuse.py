@@ -3,7 +3,8 @@
 ``lower(ops, n, dtype=..., device=..., fuse=True, cache=None)``:
 
 * single-qubit gates on one wire are multiplied into one pending 2x2 per wire
-  (a diagonal single-qubit gate joins the pending 2x2 when there is one);
+  (a diagonal single-qubit gate joins the pending 2x2 unless a diagonal block
+  is open); pending 2x2s are emitted together, as one blocked layer;
 * consecutive diagonal gates (RZ, PhaseShift, CZ, IsingZZ, MultiRZ, controlled
   phases, diagonal unitaries ...) pile up into one diagonal block, applied in
   one pass: as one small diagonal over the union of their wires, or - when
@@ -105,10 +106,11 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
     diag_wires: set = set()
 
     def flush1(wires):
-        for w in wires:
-            m = pend1.pop(w, None)
-            if m is not None:
-                out.append(KOp("dense", (w,), m.contiguous()))
+        # if any of ``wires`` has a pending 2x2, emit them all: they commute with what follows
+        # on other wires, and one layer runs as one blocked pass
+        if any(w in pend1 for w in wires):
+            for w in list(pend1):
+                out.append(KOp("dense", (w,), pend1.pop(w).contiguous()))
 
     def flush_diag():
         if not diag_ops:
@@ -141,7 +143,7 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
             continue
         gate = GATES[op.name]
         ws = tuple(op.wires)
-        if len(ws) == 1 and (not gate.is_diagonal or ws[0] in pend1):
+        if len(ws) == 1 and (not gate.is_diagonal or ws[0] in pend1 or not diag_ops):
             if ws[0] in diag_wires:
                 flush_diag()
             m = gate_matrix(op.name, op.params, 1, dtype, device, op.adjoint)
@@ -158,4 +160,27 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
             out.append(kop_for(op, n, dtype=dtype, device=device))
     flush_diag()
     flush1(list(pend1))
+    return merge_layers(out)
+
+
+def merge_layers(kops: list) -> list:
+    """Merge consecutive 1-qubit dense KOps into one ``layer`` KOp (blocked kernel)."""
+    out, run = [], []
+
+    def close():
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            P = max(k.data.shape[0] for k in run)
+            data = torch.stack([k.data.expand(P, 2, 2) for k in run]).contiguous()
+            out.append(KOp("layer", tuple(k.wires[0] for k in run), data))
+        run.clear()
+
+    for k in kops:
+        if k.kind == "dense" and len(k.wires) == 1:
+            run.append(k)
+            continue
+        close()
+        out.append(k)
+    close()
     return out

@@ -81,9 +81,9 @@ def parse_settings(hp: dict) -> Settings:
         lr=_number(hp, "lr", float, 0.0), gamma=_number(hp, "gamma", float, 0.0, 1.0),
         seed=_number(hp, "seed", int, 0), dtype=dtype, fail_rank=_number(hp, "fail_rank", int, -1),
     )
-    if settings.nwires % 3 == 0:
-        raise SpecError(f"hyperparameter nwires={settings.nwires}: the range-3 entangling layer needs "
-                        "nwires not divisible by 3 (e.g. 4, 8, 10, 16)")
+    if settings.nwires == 3:
+        raise SpecError("hyperparameter nwires=3: the range-3 entangling layer would put control and "
+                        "target on one wire; use 2 or at least 4 wires")
     return settings
 
 

@@ -34,6 +34,7 @@ from qhybrid.jobs.backends.ray_worker import OUTPUT_DIRS, RankRunner, pack
 from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.1
+SYNC_S = 5.0  # how often checkpoints/results written so far are brought home
 CALL_TIMEOUT_S = 60.0
 SHIPPED = ("source", "input", "checkpoints", "hyperparameters.json")
 #: Variables that describe this machine, not the job: never forwarded to workers.
@@ -69,6 +70,37 @@ def remote_argv(argv: list, folder: Path) -> list:
     return out
 
 
+def placement_for(spec: JobSpec, nodes: list, address: str) -> ray_placement.Placement:
+    """Return the placement of ``spec`` on a cluster with ``nodes``. Raises ClusterError."""
+    inst = instances.get_instance(spec.instance_type)
+    return ray_placement.plan(
+        instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
+        instance_count=spec.instance_count if spec.distribution else 1,
+        processes_per_instance=spec.processes_per_instance if spec.distribution else 1,
+        needs_gpu=needs_gpu(parse_device(spec.device)), nodes=nodes, address=address,
+    )
+
+
+def check_submission(spec: JobSpec) -> str:
+    """Find the job's cluster (starting the local one if needed) and refuse a request it can never fit.
+
+    Called before anything is written for the job. Uses the GCS directly (no
+    driver connection, ~1 s); skipped for Ray Client (``ray://``) and ``auto``
+    addresses, whose fit the supervisor checks when it connects.
+
+    Returns:
+        The cluster address.
+
+    Raises:
+        ClusterError: when the cluster cannot be reached or can never fit the job.
+    """
+    address = ray_cluster.resolve_address(spec.extra.get("ray_address"))
+    nodes = ray_cluster.gcs_nodes(address)
+    if nodes is not None:
+        placement_for(spec, nodes, address)
+    return address
+
+
 def _merge_outputs(blobs: dict, folder: Path) -> None:
     """Unpack each rank's results/checkpoints tarball into the job folder, rank 0 last (it wins)."""
     from qhybrid.jobs.backends.ray_worker import unpack
@@ -102,9 +134,30 @@ class Backend:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._spec: JobSpec | None = None
+        self._placement: ray_placement.Placement | None = None
+        self._place_error: Exception | None = None
+        self._nodes_of: dict[int, dict] = {}
         self.address: str | None = None
 
     # -- the backend interface ---------------------------------------------------
+    def prepare(self, processes, on_line, cancelled=None) -> None:
+        """Place the job (placement group and actors) before it starts to count as RUNNING.
+
+        Optional step a supervisor may take while the job is still QUEUED; blocks
+        until the cluster has room or ``cancelled()`` turns true. Never raises: a
+        failure is reported by ``launch``/``poll`` like any other.
+        """
+        self._on_line = on_line
+        placer = threading.Thread(target=self._place_safely, args=(list(processes),), daemon=True,
+                                  name="qhybrid-ray-place")
+        placer.start()
+        while placer.is_alive():
+            placer.join(0.2)
+            if cancelled is not None and cancelled():
+                self._stop.set()
+        placer.join()
+
     def launch(self, processes, on_line) -> None:
         self._on_line = on_line
         self._codes = {p.rank: None for p in processes}
@@ -162,47 +215,53 @@ class Backend:
             if self._codes.get(rank) is None:
                 self._codes[rank] = code
 
+    def _report(self, rank: int, err: Exception) -> None:
+        from ray.exceptions import RayActorError
+
+        if isinstance(err, ClusterError):
+            self._say(rank, f"ClusterError: {err}")
+            self._set_code(rank, 1)
+        elif isinstance(err, RayActorError):
+            self._fail_died(rank, err)
+        else:
+            first = (str(err).strip().splitlines() or [""])[0][:300]
+            self._say(rank, f"Ray backend error: {type(err).__name__}: {first}")
+            self._set_code(rank, 1)
+
+    def _place_safely(self, processes) -> None:
+        try:
+            self._place(processes)
+        except Exception as err:  # noqa: BLE001 - reported by launch
+            self._place_error = err
+
     def _run(self, processes) -> None:
         try:
-            self._start(processes)
-            self._pump()
-        except ClusterError as err:
-            self._say(processes[0].rank, f"ClusterError: {err}")
-            self._set_code(processes[0].rank, 1)
+            if self._place_error is not None:
+                raise self._place_error
+            if self._placement is None:
+                self._place(processes)
+            if not self._stop.is_set():
+                self._start_ranks(processes)
+                self._pump()
         except Exception as err:  # noqa: BLE001 - reported as the job's failure
-            from ray.exceptions import RayActorError
+            self._report(processes[0].rank, err)
 
-            if isinstance(err, RayActorError):
-                self._fail_died(processes[0].rank, err)
-            else:
-                self._say(processes[0].rank, f"Ray backend error: {err!r}")
-                self._set_code(processes[0].rank, 1)
-
-    def _start(self, processes) -> None:
+    def _place(self, processes) -> None:
+        """Connect, size the bundles, wait for the placement group, create one actor per rank."""
         first = processes[0]
         name = first.env["AMZN_BRAKET_JOB_NAME"]
         self._folder = folder = store.job_dir(name)
-        spec = JobSpec.from_json((folder / "spec.json").read_text(encoding="utf-8"))
-        envs = {p.rank: remote_env(p.env, folder) for p in processes}
-        argvs = {p.rank: remote_argv(p.argv, folder) for p in processes}
-        cwds = {p.rank: str(Path(p.cwd).relative_to(folder)) if str(p.cwd).startswith(str(folder)) else "source"
-                for p in processes}
+        spec = self._spec = JobSpec.from_json((folder / "spec.json").read_text(encoding="utf-8"))
         self.address = ray_cluster.resolve_address(spec.extra.get("ray_address"))
         self._connected_here = not _ray_initialized()
         ray = self._ray = ray_cluster.connect(self.address)
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        inst = instances.get_instance(spec.instance_type)
         nodes = [{"CPU": n["Resources"].get("CPU", 0.0), "GPU": n["Resources"].get("GPU", 0.0)}
                  for n in ray.nodes() if n.get("Alive")]
         ppi = spec.processes_per_instance if spec.distribution else 1
-        place = ray_placement.plan(
-            instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
-            instance_count=spec.instance_count if spec.distribution else 1,
-            processes_per_instance=ppi, needs_gpu=needs_gpu(parse_device(spec.device)),
-            nodes=nodes, address=self.address,
-        )
+        place = placement_for(spec, nodes, self.address)
         self._pg = placement_group(place.bundles, strategy="PACK", name=f"qhybrid-{name}")
         waited = False
         t0 = time.monotonic()
@@ -224,47 +283,77 @@ class Backend:
                     placement_group=self._pg,
                     placement_group_bundle_index=place.bundle_of(p.rank, ppi)),
             ).remote()
-        nodes_of = dict(zip(self._actors, ray.get([a.node.remote() for a in self._actors.values()],
-                                                   timeout=CALL_TIMEOUT_S)))
+        self._nodes_of = dict(zip(self._actors, ray.get([a.node.remote() for a in self._actors.values()],
+                                                         timeout=CALL_TIMEOUT_S)))
+        self._placement = place
+
+    def _start_ranks(self, processes) -> None:
+        """Ship the job to every rank's actor and start its process there."""
+        ray, spec, folder, place, nodes_of = self._ray, self._spec, self._folder, self._placement, self._nodes_of
+        ppi = spec.processes_per_instance if spec.distribution else 1
         bundle_ref = ray.put(pack(folder, SHIPPED))
         root = nodes_of[min(nodes_of)]
         threads = str(place.threads)
         starts = []
         for p in processes:
-            env = dict(envs[p.rank])
+            env = remote_env(p.env, folder)
             env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, QHYBRID_TORCH_THREADS=threads)
             if spec.distribution:
                 env.update(MASTER_ADDR=root["ip"], MASTER_PORT=str(root["port"]))
-            gpu_ids = [nodes_of[r]["gpu_ids"] for r in sorted(nodes_of)
-                       if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
-            visible = [g for ids in gpu_ids for g in ids]
+            same_instance = [r for r in sorted(nodes_of) if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
+            visible = [g for r in same_instance for g in nodes_of[r]["gpu_ids"]]
             env["CUDA_VISIBLE_DEVICES"] = ",".join(dict.fromkeys(visible))
-            starts.append(self._actors[p.rank].start.remote(bundle_ref, env=env, argv=argvs[p.rank],
-                                                            cwd=cwds[p.rank]))
+            cwd = str(Path(p.cwd).relative_to(folder)) if str(p.cwd).startswith(str(folder)) else "source"
+            starts.append(self._actors[p.rank].start.remote(bundle_ref, env=env, argv=remote_argv(p.argv, folder),
+                                                            cwd=cwd))
         ray.get(starts, timeout=CALL_TIMEOUT_S)
         where = ", ".join(f"rank {r} on {nodes_of[r]['ip']}" for r in sorted(nodes_of))
-        self._say(first.rank, f"placed on the Ray cluster at {self.address}: {where}")
+        self._say(processes[0].rank, f"placed on the Ray cluster at {self.address}: {where}")
 
     def _pump(self) -> None:
-        """Deliver output lines and exit codes until every rank ended or kill() was called."""
+        """Deliver output lines and exit codes until every rank ended or kill() was called.
+
+        Every SYNC_S seconds the files the ranks wrote to results/ and checkpoints/
+        since the last look are copied into the job folder, as a local job's would be.
+        """
+        last_sync = time.monotonic()
         while not self._stop.is_set():
             live = {r: a for r, a in self._actors.items() if self._codes.get(r) is None}
             if not live:
                 return
             self._poll_once(live)
+            if time.monotonic() - last_sync > SYNC_S:
+                self._sync(live)
+                last_sync = time.monotonic()
             time.sleep(POLL_S)
 
-    def _poll_once(self, live: dict) -> None:
-        from ray.exceptions import GetTimeoutError, RayActorError
+    def _sync(self, actors: dict) -> None:
+        from ray.exceptions import RayError
 
+        refs = {r: a.new_outputs.remote() for r, a in actors.items()}
+        blobs = {}
+        for rank, ref in refs.items():
+            try:
+                blob = self._ray.get(ref, timeout=CALL_TIMEOUT_S)
+            except RayError:
+                continue  # a dead rank is reported by the next poll
+            if blob:
+                blobs[rank] = blob
+        if blobs:
+            _merge_outputs(blobs, self._folder)
+
+    def _poll_once(self, live: dict) -> None:
+        import ray.exceptions as rex
+
+        transient = (rex.GetTimeoutError, getattr(rex, "ActorUnavailableError", rex.GetTimeoutError))
         refs = {r: a.poll.remote() for r, a in live.items()}
         for rank, ref in refs.items():
             try:
                 lines, code = self._ray.get(ref, timeout=CALL_TIMEOUT_S)
-            except RayActorError as err:
+            except transient:
+                continue  # transient: a busy worker or a node reconnecting; a dead one says so
+            except rex.RayError as err:  # the actor, its worker process or its node died
                 self._fail_died(rank, err)
-                continue
-            except GetTimeoutError:
                 continue
             for _stream, line in lines:
                 self._on_line(rank, line)

@@ -44,6 +44,9 @@ RAY_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     # `ray start --block` otherwise waits up to 30 s on SIGTERM to drain the node.
     "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
+    # Ray's memory monitor kills workers when the *machine* is nearly full, whoever
+    # uses the memory; a local cluster shares its machine, so jobs fail only on their own.
+    "RAY_memory_monitor_refresh_ms": "0",
 }
 
 
@@ -214,6 +217,55 @@ def resolve_address(explicit: str | None = None) -> str:
     return ensure_local_cluster().address
 
 
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Raise ClusterError at once when nothing listens at a ``HOST:PORT`` address (Ray would retry ~40 s)."""
+    if "://" in address or ":" not in address:
+        return
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as err:
+        raise ClusterError(
+            f"no Ray cluster answers at {address!r} ({err}); give the head's GCS address HOST:PORT "
+            "as printed by 'ray start --head' (default port 6379), 'ray://HOST:10001' or 'auto'"
+        ) from None
+
+
+def gcs_nodes(address: str, timeout: float = 10.0) -> list[dict] | None:
+    """Return ``[{"CPU": c, "GPU": g}]`` of the live nodes at a ``HOST:PORT`` GCS address.
+
+    Asks the GCS directly, without joining the cluster as a driver. Returns
+    None where that is not possible (Ray Client or ``auto`` addresses, a Ray
+    without this internal API); the caller then checks at connection time.
+
+    Raises:
+        ClusterError: when nothing answers at the address.
+    """
+    if "://" in address or ":" not in address:
+        return None
+    check_reachable(address, timeout=min(timeout, 5.0))
+    try:
+        from ray._raylet import GcsClient
+    except ImportError:  # pragma: no cover - internal API moved
+        return None
+    try:
+        infos = GcsClient(address=address).get_all_node_info(timeout=timeout)
+    except (TypeError, AttributeError):  # pragma: no cover - another Ray's internal API
+        return None
+    except Exception as err:  # noqa: BLE001 - many kinds, one meaning
+        raise ClusterError(
+            f"no Ray cluster answers at {address!r} ({type(err).__name__}); give the head's GCS address "
+            "HOST:PORT as printed by 'ray start --head' (default port 6379), or 'ray://HOST:10001'"
+        ) from None
+    nodes = []
+    for info in infos.values():
+        if getattr(info, "state", 0) != 0:  # GcsNodeInfo.ALIVE == 0
+            continue
+        total = dict(info.resources_total)
+        nodes.append({"CPU": float(total.get("CPU", 0.0)), "GPU": float(total.get("GPU", 0.0))})
+    return nodes
+
+
 def is_loopback(address: str) -> bool:
     host = address.split("://", 1)[-1].rsplit(":", 1)[0]
     return host in ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -225,6 +277,7 @@ def connect(address: str):
     Raises:
         ClusterError: when the cluster cannot be reached.
     """
+    check_reachable(address)
     if is_loopback(address):
         os.environ.update(RAY_ENV)
     import ray

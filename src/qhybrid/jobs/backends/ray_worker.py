@@ -60,14 +60,21 @@ def free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+    except OSError:  # pragma: no cover
+        return None
+
+
+_LIBC = _libc()  # loaded here: no dlopen between fork and exec in a threaded actor
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     """Start a new process group and ask Linux to SIGKILL us when the actor dies."""
     os.setsid()
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class RankRunner:
@@ -82,6 +89,7 @@ class RankRunner:
         self._lines: deque = deque()
         self._readers: list[threading.Thread] = []
         self._workdir: Path | None = None
+        self._shipped: dict[str, tuple] = {}
 
     def node(self) -> dict:
         """Return where this actor runs: node IP, a free port there, pid, GPU ids."""
@@ -115,6 +123,7 @@ class RankRunner:
         unpack(bundle, self._workdir)
         for name in ("input", *OUTPUT_DIRS):
             (self._workdir / name).mkdir(exist_ok=True)
+        self.new_outputs()  # checkpoints copied in from an earlier job are not news
         full_env = dict(os.environ)
         for key, value in env.items():
             value = str(value).replace("{workdir}", workdir)
@@ -158,6 +167,22 @@ class RankRunner:
         if self._lines:
             code = None
         return lines, code
+
+    def new_outputs(self) -> bytes | None:
+        """Return a tarball of the output files changed since the last call, or None."""
+        if self._workdir is None:
+            return None
+        changed = []
+        for sub in OUTPUT_DIRS:
+            for path in sorted((self._workdir / sub).rglob("*")):
+                if not path.is_file() or path.name.startswith("."):
+                    continue
+                stat = path.stat()
+                key = str(path.relative_to(self._workdir))
+                if self._shipped.get(key) != (stat.st_mtime_ns, stat.st_size):
+                    self._shipped[key] = (stat.st_mtime_ns, stat.st_size)
+                    changed.append(key)
+        return pack(self._workdir, changed) if changed else None
 
     def outputs(self) -> bytes:
         """Return a tarball of this rank's results/ and checkpoints/ folders."""
