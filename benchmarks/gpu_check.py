@@ -341,6 +341,17 @@ def time_qml(ctx):  # benchmarks/qml.py: training step at 20, 24, 26 wires, comp
 
 
 SECTIONS.append(("qml", check_qml, time_qml))
+
+
+def check_qaoa(ctx):  # benchmarks/qaoa.py: QAOA energy+gradient on CUDA vs the CPU path
+    return _bench_module("qaoa").check_qaoa(ctx)
+
+
+def time_qaoa(ctx):  # benchmarks/qaoa.py: energy+gradient at n = 20, 24, 26, 28 (p = 2), bandwidth floor
+    return _bench_module("qaoa").time_qaoa(ctx)
+
+
+SECTIONS.append(("qaoa", check_qaoa, time_qaoa))
 # ================================================================ END EXTENSION POINT
 
 

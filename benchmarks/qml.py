@@ -8,7 +8,9 @@ Not part of CI. Three measurements, all in one run on one machine:
    with ``lightning.qubit`` and ``diff_method="adjoint"``. The peer is slow,
    so it is timed on the first ``--peer-samples`` samples (whole batches) and
    extrapolated linearly to 208 samples; the table says so. Both models start
-   from the same weights and their first-batch losses are compared.
+   from the same weights and their first-batch losses are compared. Wall time
+   and process CPU time are both reported: on shared, oversubscribed cores the
+   CPU-time ratio is the steadier one (it counts all of a process's threads).
 2. **Memory per sample** of the QuantumLayer: the state buffers it holds
    during a training step (psi, lambda, scratch), divided by the batch size.
 3. **Data parallel**: the training *job* (``qhybrid/workloads/qml.py``) with
@@ -59,16 +61,18 @@ def _batches(X, y, batch_size, limit=None):
     return [(X[i:i + batch_size], y[i:i + batch_size]) for i in range(0, n, batch_size)]
 
 
-def _train(model, batches, sync=lambda: None) -> float:
-    """Seconds for one Adam step per batch."""
+def _train(model, batches, sync=lambda: None, cpu: list | None = None) -> float:
+    """Wall seconds for one Adam step per batch (process CPU seconds appended to ``cpu``)."""
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     sync()
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), time.process_time()
     for xb, yb in batches:
         opt.zero_grad()
         margin_loss(model(xb), yb).backward()
         opt.step()
     sync()
+    if cpu is not None:
+        cpu.append(time.process_time() - cpu_began)
     return time.perf_counter() - began
 
 
@@ -91,17 +95,27 @@ def epoch_row(n, X, y, *, batch_size, peer_samples, peer="lightning.qubit") -> d
     with torch.no_grad():
         diff = abs(float(margin_loss(ours(xb), yb)) - float(margin_loss(theirs(xb), yb)))
     batches = _batches(X, y, batch_size)
-    _train(ours, batches[:1])  # warm-up (numba cache load)
-    ours_s = _train(ours, batches)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the training job does on qhybrid.cpu: numba holds the threads
+    try:
+        _train(ours, batches[:1])  # warm-up (numba cache load)
+        ours_cpu = []
+        ours_s = _train(ours, batches, cpu=ours_cpu)
+    finally:
+        torch.set_num_threads(threads)
     mem = state_bytes_per_sample(ours.qlayer, batch_size)
     peer_batches = _batches(X, y, batch_size, limit=max(batch_size, peer_samples))
     timed = sum(len(b[1]) for b in peer_batches)
     _train(theirs, peer_batches[:1])
-    peer_s = _train(theirs, peer_batches) * len(y) / timed
+    peer_cpu = []
+    peer_s = _train(theirs, peer_batches, cpu=peer_cpu) * len(y) / timed
+    peer_cpu_s = peer_cpu[0] * len(y) / timed
     return {"nwires": n, "batch": batch_size, "samples": len(y), "qhybrid_epoch_s": ours_s,
             "qhybrid_ms_per_sample": 1e3 * ours_s / len(y), "peer": peer, "peer_samples_timed": timed,
             "peer_epoch_s_extrapolated": peer_s, "peer_ms_per_sample": 1e3 * peer_s / len(y),
-            "speedup": peer_s / ours_s, "state_MiB_per_sample": mem / 2**20,
+            "speedup": peer_s / ours_s, "qhybrid_cpu_ms_per_sample": 1e3 * ours_cpu[0] / len(y),
+            "peer_cpu_ms_per_sample": 1e3 * peer_cpu_s / len(y), "cpu_speedup": peer_cpu_s / ours_cpu[0],
+            "state_MiB_per_sample": mem / 2**20,
             "first_batch_loss_diff": diff}
 
 
@@ -145,35 +159,35 @@ def main(argv=None) -> int:
     parser.add_argument("--dp-epochs", type=int, default=4)
     parser.add_argument("--no-dp", action="store_true")
     parser.add_argument("--threads", type=int, default=None,
-                        help="threads for torch, numba and lightning (OpenMP) alike (default: all cores)")
+                        help="simulator threads: numba's for qhybrid, OpenMP's for lightning, torch's for "
+                             "the peer's classical part (default: all cores); qhybrid's torch ops get 1, as "
+                             "in the training job")
     args = parser.parse_args(argv)
-    if args.threads:
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before lightning loads
-        torch.set_num_threads(args.threads)
-        try:
-            import numba
+    threads = args.threads or os.cpu_count()
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # lightning's OpenMP, before it loads
+    import numba
 
-            numba.set_num_threads(args.threads)
-        except ImportError:
-            pass
+    numba.set_num_threads(threads)
+    torch.set_num_threads(threads)
     X, y = sample(*load_sonar(), 208, seed=SEED)
     X, y = X.double(), y.double()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, torch {torch.__version__}, cores {os.cpu_count()}, "
-          f"threads {torch.get_num_threads()}, load average {load:.1f} at start; "
+          f"simulator threads {threads}, load average {load:.1f} at start; "
           "shared cores: ratios count, not absolute times\n")
     rows = []
     print(f"## Epoch over 208 samples, batch {args.batch_size}, complex128 "
           f"(peer: {args.peer}, adjoint, timed on {args.peer_samples} samples and extrapolated)\n")
     print("| nwires | qhybrid epoch s | qhybrid ms/sample | peer epoch s (extrap.) | peer ms/sample "
-          "| speedup | state MiB/sample | loss diff |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| speedup (wall) | CPU ms/sample qhybrid / peer | speedup (CPU) | state MiB/sample | loss diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in [int(w) for w in args.wires.split(",")]:
         r = epoch_row(n, X, y, batch_size=args.batch_size, peer_samples=args.peer_samples, peer=args.peer)
         rows.append(r)
         print(f"| {n} | {r['qhybrid_epoch_s']:.3f} | {r['qhybrid_ms_per_sample']:.3f} | "
               f"{r['peer_epoch_s_extrapolated']:.2f} | {r['peer_ms_per_sample']:.2f} | "
-              f"{r['speedup']:.1f}x | {r['state_MiB_per_sample']:.3f} | {r['first_batch_loss_diff']:.1e} |",
+              f"{r['speedup']:.1f}x | {r['qhybrid_cpu_ms_per_sample']:.3f} / {r['peer_cpu_ms_per_sample']:.2f} | "
+              f"{r['cpu_speedup']:.1f}x | {r['state_MiB_per_sample']:.3f} | {r['first_batch_loss_diff']:.1e} |",
               flush=True)
     _write_csv(OUT / "qml.csv", rows)
     if not args.no_dp:

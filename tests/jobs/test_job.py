@@ -235,3 +235,13 @@ def test_cpu_instance_hides_gpus(write_script):
         save_job_result({"visible": os.environ["CUDA_VISIBLE_DEVICES"]})
     """)
     assert Job.create(CPU, script, in_process=True).result() == {"visible": ""}
+
+
+def test_supervisor_that_cannot_start_fails_the_job(write_script, tmp_path, monkeypatch):
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\necho 'ImportError: no supervisor here'\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    job = Job.create(CPU, write_script("full.py", FULL_SCRIPT))
+    wait_for(lambda: job.state() == "FAILED", timeout=10)
+    assert "ImportError: no supervisor here" in job.describe()["failure_reason"]

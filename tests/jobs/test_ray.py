@@ -39,17 +39,25 @@ for _ in range(600):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A 2-CPU local Ray cluster for this module, torn down (and checked gone) at the end."""
+    """The local Ray cluster qhybrid starts on first use (2 CPUs), shared by this module.
+
+    Started the way a job without ``--address`` starts it, stopped (and checked
+    gone) at the end; jobs find it through ``QHYBRID_RAY_ADDRESS`` because each
+    test has its own QHYBRID_HOME.
+    """
     home = tmp_path_factory.mktemp("ray-cluster-home")
-    with mock.patch.dict(os.environ, {"QHYBRID_HOME": str(home)}):
-        head = ray_cluster.start_local_cluster(num_cpus=2, object_store_mb=200)
+    settings = {"QHYBRID_HOME": str(home), "QHYBRID_RAY_NUM_CPUS": "2", "QHYBRID_RAY_OBJECT_STORE_MB": "200"}
+    with mock.patch.dict(os.environ, settings):
+        head = ray_cluster.ensure_local_cluster()
     try:
         with mock.patch.dict(os.environ, {"QHYBRID_RAY_ADDRESS": head.address}):
             yield head
     finally:
         with mock.patch.dict(os.environ, {"QHYBRID_HOME": str(home)}):
             assert ray_cluster.stop_local_cluster()
+            assert ray_cluster.read_record() is None and not ray_cluster.stop_local_cluster()
         assert not head.alive()
+        assert not Path(head.temp_dir).exists()
 
 
 def _wait_log(job: Job, pattern: str, timeout: float = 60.0) -> re.Match:
@@ -147,18 +155,57 @@ def test_a_sweep_returns_at_once_and_the_cluster_runs_the_jobs_by_resources(clus
     assert s2 >= e1 - 0.05  # each takes the whole 2-CPU cluster, so they ran one after the other
 
 
-def test_local_cluster_is_started_on_first_use_reused_and_stopped():
-    first = ray_cluster.ensure_local_cluster()
-    try:
-        assert first.alive() and first.address.startswith("127.0.0.1:")
-        assert ray_cluster.ensure_local_cluster().pid == first.pid  # reused, not restarted
-        with mock.patch.dict(os.environ, {"QHYBRID_RAY_ADDRESS": "", "RAY_ADDRESS": ""}):
-            assert ray_cluster.resolve_address() == first.address
+def test_the_local_cluster_is_recorded_bound_to_loopback_and_reused(cluster):
+    home = Path(cluster.log).parent.parent
+    with mock.patch.dict(os.environ, {"QHYBRID_HOME": str(home), "QHYBRID_RAY_ADDRESS": "", "RAY_ADDRESS": ""}):
+        assert ray_cluster.read_record() == cluster
+        assert ray_cluster.ensure_local_cluster().pid == cluster.pid  # reused, not restarted
+        assert ray_cluster.resolve_address() == cluster.address
         assert ray_cluster.resolve_address("10.0.0.5:6379") == "10.0.0.5:6379"
-    finally:
-        assert ray_cluster.stop_local_cluster()
-    assert not first.alive() and ray_cluster.read_record() is None
-    assert not ray_cluster.stop_local_cluster()
+    assert cluster.address.startswith("127.0.0.1:") and cluster.num_cpus == 2
+    ports = _listening_ports_of_session(cluster.pid)
+    assert ports and all(host in ("127.0.0.1", "::ffff:127.0.0.1") for host, _ in ports), ports
+
+
+def _listening_ports_of_session(sid: int) -> list[tuple[str, int]]:
+    """(host, port) of every TCP socket listened on by a process of session ``sid`` (Linux /proc)."""
+    inodes = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry)) != sid:
+                continue
+            for fd in os.listdir(f"/proc/{entry}/fd"):
+                target = os.readlink(f"/proc/{entry}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = []
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            addr, port = fields[1].split(":")
+            found.append((_decode_ip(addr, v6), int(port, 16)))
+    return found
+
+
+def _decode_ip(hexaddr: str, v6: bool) -> str:
+    import ipaddress
+
+    raw = bytes.fromhex(hexaddr)
+    if not v6:
+        return str(ipaddress.IPv4Address(raw[::-1]))
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    ip = ipaddress.IPv6Address(words)
+    return str(ip.ipv4_mapped and f"::ffff:{ip.ipv4_mapped}" or ip)
 
 
 def test_submission_check_refuses_what_can_never_fit_and_dead_addresses(cluster, write_script):

@@ -49,8 +49,7 @@ def test_requests_the_cluster_can_never_fit(kw, words):
 
 
 def test_env_and_argv_are_mapped_to_the_worker_workspace(tmp_path, monkeypatch):
-    pytest.importorskip("ray")
-    from qhybrid.jobs.backends.ray import remote_argv, remote_env
+    from qhybrid.jobs.backends.ray_transfer import remote_argv, remote_env
 
     folder = tmp_path / "jobs" / "j1"
     monkeypatch.setenv("UNRELATED", "same")

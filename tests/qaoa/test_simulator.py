@@ -51,19 +51,24 @@ def test_matches_pennylane_complex64(backend, n, m, p, problem, weighted):
     np.testing.assert_allclose(grad, g_ref, atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("n,block_bits,problem,dtype,tol", [
-    (15, 5, "maxcut", "complex128", 1e-11),
-    (15, 5, "maxcut", "complex64", 2e-4),
-    (16, 9, "maxclique", "complex128", 1e-11),
-    (17, None, "maxcut", "complex64", 2e-4),
-    (17, None, "maxcut", "complex128", 1e-11),
+@pytest.mark.parametrize("n,block_bits,problem,dtype,tol,stored", [
+    (15, 5, "maxcut", "complex128", 1e-11, True),
+    (15, 5, "maxcut", "complex128", 1e-11, False),
+    (15, 5, "maxcut", "complex64", 2e-4, True),
+    (16, 9, "maxclique", "complex128", 1e-11, True),
+    (16, 9, "maxclique", "complex128", 1e-11, False),
+    (17, None, "maxcut", "complex64", 2e-4, False),
+    (17, None, "maxcut", "complex128", 1e-11, True),
 ])
-def test_fused_kernels_match_reference(n, block_bits, problem, dtype, tol):
-    """Several cache-block layouts (high pass with many rows, narrow tiles) against the torch reference."""
+def test_fused_kernels_match_reference(n, block_bits, problem, dtype, tol, stored):
+    """Cache-block layouts (high pass with many rows, narrow tiles) and both adjoint sweeps
+    (stored states / un-apply) against the torch reference."""
     g = random_graph(n, int(1.5 * n), seed=n)
     x = _params(3, seed=1)
     ref = QAOA(g, problem=problem, backend="torch", dtype=dtype)
     fast = QAOA(g, problem=problem, backend="numba", dtype=dtype, block_bits=block_bits)
+    if not stored:
+        fast.STORE_BUDGET = 0  # force the two-state un-apply sweep
     e0, g0 = ref.energy_and_grad(x)
     e1, g1 = fast.energy_and_grad(x)
     scale = max(1.0, abs(e0))

@@ -172,7 +172,8 @@ class Job:
             store.transition(self.name, "FAILED", reason=f"could not start the supervisor: {err}")
             raise JobError(f"job {self.name!r}: could not start its supervisor: {err}") from None
         _SUPERVISORS[self.name] = proc
-        store.update(self.name, supervisor_pid=proc.pid, supervisor_start=procs.start_time(proc.pid))
+        started = procs.start_time(proc.pid) or "exited"  # already gone: never mistake a reused pid for it
+        store.update(self.name, supervisor_pid=proc.pid, supervisor_start=started)
 
     # -- lookup ---------------------------------------------------------------
     @classmethod
@@ -284,7 +285,10 @@ class Job:
                 return self.state()
             time.sleep(0.05)
         row = store.get(self.name)  # the supervisor did not answer: end everything ourselves
-        procs.kill_groups([[row["supervisor_pid"], row["supervisor_start"]], *store.processes(row)], grace=1.0)
+        groups = store.processes(row)
+        if not self.spec().in_process:  # an in-process job's "supervisor" is the caller itself
+            groups.insert(0, [row["supervisor_pid"], row["supervisor_start"]])
+        procs.kill_groups(groups, grace=1.0)
         store.transition(self.name, "CANCELLED", reason="cancelled on request (supervisor unresponsive)")
         return self.state()
 

@@ -48,7 +48,8 @@ def signal_group(pgid: int, sig: int) -> bool:
 
 def kill_groups(groups: list[list], grace: float = 3.0) -> None:
     """SIGTERM each live ``[pgid, start]`` group, wait up to ``grace`` seconds, then SIGKILL the rest."""
-    live = [int(pid) for pid, started in groups if alive(pid, started)]
+    own = {os.getpid(), os.getpgid(0)}  # never our own process or group (in-process jobs record us)
+    live = [int(pid) for pid, started in groups if pid and int(pid) not in own and alive(pid, started)]
     for pgid in live:
         signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace

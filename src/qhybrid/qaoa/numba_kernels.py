@@ -224,8 +224,8 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, acc):
 
 
 @njit(parallel=True, **_OPTS)
-def fwd_high(psi, k, w, dh, dl, pc, scratch, scratchf):
-    """High pass of the forward mixer: high butterflies, D' = dh[pc[c], r] dl[c], high butterflies."""
+def fwd_high(psi, k, w, dh, dl, pr, scratch, scratchf):
+    """High pass of the forward mixer: high butterflies, D' = dh[r] dl[pr[r], c], high butterflies."""
     bs = 1 << k
     rows = psi.shape[0] >> k
     ntiles = bs // w
@@ -240,11 +240,11 @@ def fwd_high(psi, k, w, dh, dl, pc, scratch, scratchf):
                     buf[r * w + c] = psi[r * bs + c0 + c]
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
-                d0 = dh[0, r]
-                d1 = dh[1, r]
+                d = dh[r]
+                dlr = dl[pr[r], c0:c0 + w]
+                row = buf[r * w:(r + 1) * w]
                 for c in range(w):
-                    d = d1 if pc[c0 + c] else d0
-                    buf[r * w + c] *= d * dl[c0 + c]
+                    row[c] *= d * dlr[c]
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 for c in range(w):
@@ -252,7 +252,7 @@ def fwd_high(psi, k, w, dh, dl, pc, scratch, scratchf):
 
 
 @njit(parallel=True, **_OPTS)
-def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pc, scratch, scratchf, acc):
+def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
     """High pass of the mixer un-apply on psi and lam: acc[t] += sum conj(lam) zsum psi in the Hadamard basis."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -273,13 +273,15 @@ def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pc, scratch, scratchf, acc):
             _wht_range(fp, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
+                q = pr[r]
+                zr = zh[r]
+                d = dhc[r]
                 for c in range(w):
-                    q = pc[c0 + c]
                     i = r * w + c
                     x = bp[i]
                     y = bl[i]
-                    s += (zh[q, r] + zl[c0 + c]) * (y.real * x.imag - y.imag * x.real)
-                    dd = dhc[q, r] * dlc[c0 + c]
+                    s += (zr + zl[q, c0 + c]) * (y.real * x.imag - y.imag * x.real)
+                    dd = d * dlc[q, c0 + c]
                     bp[i] = x * dd
                     bl[i] = y * dd
             _wht_range(fp, 0, 2 * rows * w, 2 * w, 2 * rows * w)
@@ -339,7 +341,7 @@ def fwd_low_store(psi, psf, k, index, levels, table, direct, gamma, store):
 
 
 @njit(parallel=True, **_OPTS)
-def fwd_high_store(psi, k, w, dh, dl, pc, scratch, scratchf, store):
+def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
     """High pass of the forward mixer that also keeps the post-D' Hadamard-basis tile in ``store``."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -355,13 +357,14 @@ def fwd_high_store(psi, k, w, dh, dl, pc, scratch, scratchf, store):
                     buf[r * w + c] = psi[r * bs + c0 + c]
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
-                d0 = dh[0, r]
-                d1 = dh[1, r]
+                d = dh[r]
+                dlr = dl[pr[r], c0:c0 + w]
+                row = buf[r * w:(r + 1) * w]
+                out = store[r * bs + c0:r * bs + c0 + w]
                 for c in range(w):
-                    d = d1 if pc[c0 + c] else d0
-                    v = buf[r * w + c] * (d * dl[c0 + c])
-                    buf[r * w + c] = v
-                    store[r * bs + c0 + c] = v
+                    v = row[c] * (d * dlr[c])
+                    row[c] = v
+                    out[c] = v
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 for c in range(w):
@@ -387,7 +390,7 @@ def fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, acc):
 
 
 @njit(parallel=True, **_OPTS)
-def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pc, stored, scratch, scratchf, acc):
+def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
     """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
     ``stored`` holds the forward post-D' Hadamard-basis state psi_hat."""
     bs = 1 << k
@@ -405,13 +408,18 @@ def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pc, stored, scratch, scratchf, 
                     bl[r * w + c] = lam[r * bs + c0 + c]
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
+                q = pr[r]
+                zr = zh[r]
+                d = dhc[r]
+                zlr = zl[q, c0:c0 + w]
+                dlr = dlc[q, c0:c0 + w]
+                xs = stored[r * bs + c0:r * bs + c0 + w]
+                row = bl[r * w:(r + 1) * w]
                 for c in range(w):
-                    q = pc[c0 + c]
-                    i = r * w + c
-                    x = stored[r * bs + c0 + c]
-                    y = bl[i]
-                    s += (zh[q, r] + zl[c0 + c]) * (y.real * x.imag - y.imag * x.real)
-                    bl[i] = y * (dhc[q, r] * dlc[c0 + c])
+                    x = xs[c]
+                    y = row[c]
+                    s += (zr + zlr[c]) * (y.real * x.imag - y.imag * x.real)
+                    row[c] = y * (d * dlr[c])
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 for c in range(w):

@@ -201,13 +201,14 @@ class QAOA:
             nh = ne - k
             rows = 2**nh
             pop_r, pop_c = _popcount(nh), _popcount(k)
+            par_c = pop_c & 1
             if self._symmetric():
-                # sum_i Z_i on the full index (parity(y), y) = n - 2 pop(y) - 2 parity(y)
-                zh = np.stack([(n - 2 * pop_r) - 2 * ((pop_r + q) & 1) for q in (0, 1)]).astype(np.float64)
-                zl = (-2 * pop_c).astype(np.float64)
+                # sum_i Z_i on the full index (parity(y), y) = n - 2 pop(y) - 2 parity(y), y = (r, c)
+                zh = (n - 2 * pop_r).astype(np.float64)
+                zl = np.stack([-2 * pop_c - 2 * (q ^ par_c) for q in (0, 1)]).astype(np.float64)
             else:
-                zh = np.stack([nh - 2 * pop_r] * 2).astype(np.float64)
-                zl = (k - 2 * pop_c).astype(np.float64)
+                zh = (nh - 2 * pop_r).astype(np.float64)
+                zl = np.stack([k - 2 * pop_c] * 2).astype(np.float64)
             scratch = np.zeros((nt, 2, rows * w), dtype=cplx)
             d = self.diagonal
             direct = d.values is not None
@@ -217,7 +218,7 @@ class QAOA:
                 scratch=scratch, scratchf=scratch.view(real), direct=direct,
                 index=(np.zeros(1, dtype=np.uint8) if direct else d.index[:half].numpy()),
                 levels=(d.values[:half].numpy() if direct else d.levels.numpy()),
-                zh=zh, zl=zl, pc=(pop_c & 1).astype(np.uint8),
+                zh=zh, zl=zl, pr=(pop_r & 1).astype(np.uint8),
                 fold=2.0 if self._symmetric() else 1.0, half=half,
                 acc_b=np.zeros(half >> k), acc_t=np.zeros(nt),
             )
@@ -238,7 +239,7 @@ class QAOA:
         p = gam.shape[0]
         cplx, levels, index, direct = b["cplx"], b["levels"], b["index"], b["direct"]
         psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
-        zh, zl, pc = b["zh"], b["zl"], b["pc"]
+        zh, zl, pr = b["zh"], b["zl"], b["pr"]
         dummy = np.zeros(1, dtype=cplx)
 
         def table(g):
@@ -254,7 +255,7 @@ class QAOA:
         for layer in range(p):
             nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high(psi, k, w, dh, dl, pc, sc, scf)
+            nk.fwd_high(psi, k, w, dh, dl, pr, sc, scf)
         nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         if not grad:
@@ -262,7 +263,7 @@ class QAOA:
         g = np.zeros((2, p))
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high(psi, lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pc, sc, scf, b["acc_t"])
+            nk.bwd_high(psi, lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
             g[1, layer] = 2.0 * fold * b["acc_t"].sum() / half
             tc = np.conj(table(gam[layer]))
             nk.bwd_low(psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
@@ -294,7 +295,7 @@ class QAOA:
         p = gam.shape[0]
         levels, index, direct = b["levels"], b["index"], b["direct"]
         psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
-        zh, zl, pc = b["zh"], b["zl"], b["pc"]
+        zh, zl, pr = b["zh"], b["zl"], b["pr"]
         hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
         for layer in range(p):
             if layer == 0:
@@ -302,14 +303,14 @@ class QAOA:
             else:
                 nk.fwd_low_store(psi, psf, k, index, levels, table(gam[layer]), direct, gam[layer], pcs[layer])
             dh, dl = mixer(bet[layer])
-            nk.fwd_high_store(psi, k, w, dh, dl, pc, sc, scf, hats[layer])
+            nk.fwd_high_store(psi, k, w, dh, dl, pr, sc, scf, hats[layer])
         nk.fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         g = np.zeros((2, p))
         dummy = hats[0]
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high_stored(lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pc, hats[layer], sc, scf, b["acc_t"])
+            nk.bwd_high_stored(lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf, b["acc_t"])
             g[1, layer] = 2.0 * fold * b["acc_t"].sum()
             tc = np.conj(table(gam[layer]))
             nk.bwd_low_stored(lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,

@@ -2,10 +2,10 @@
 
 The circuit is PennyLane's: ``H^{\\otimes n}|0>``, then for each layer
 ``exp(-i gamma_l C)`` and ``exp(-i beta_l sum_i X_i)`` (RX(2 beta) on every
-wire), measured with ``<C>``. The mixer is applied as ``W D W / 2**n`` with
-``W`` the unnormalised Walsh–Hadamard transform and
-``D(z) = exp(-i beta (n - 2 popcount z))``; see ``ADJOINT.md`` for the
-gradient. States are ``(B, 2**n)``: one row per parameter set.
+wire), measured with ``<C>``. The mixer is applied as ``W D' W`` with ``W`` the
+unnormalised Walsh–Hadamard transform and ``D'(z) = exp(-i beta sum_i Z_i(z)) / 2**n``;
+Max-Cut runs on the half of the state with wire 0 = 0 (flip symmetry). See
+``ADJOINT.md``. States are ``(B, 2**n_eff)``: one row per parameter set.
 
 These functions trust their inputs (validated by :class:`~qhybrid.qaoa.QAOA`).
 """
@@ -18,11 +18,25 @@ from qhybrid.qaoa.problem import CostDiagonal
 _REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
 
-def zsum(n: int, device) -> torch.Tensor:
-    """``sum_i Z_i`` eigenvalues ``n - 2 popcount(z)`` as int8 ``(2**n,)`` (offset index: ``n - value``)."""
-    acc = torch.full((2**n,), n, dtype=torch.int8, device=device)
-    for i in range(n):
-        acc.view(2**i, 2, 2 ** (n - i - 1))[:, 1] -= 2
+def is_symmetric(diag: CostDiagonal) -> bool:
+    """Max-Cut costs are invariant under flipping every bit: simulate the half with wire 0 = 0."""
+    return diag.problem == "maxcut" and diag.n >= 2
+
+
+def zsum(n: int, device, *, symmetric: bool = False) -> torch.Tensor:
+    """``sum_i Z_i`` in the Hadamard basis as int8 over the simulated index.
+
+    Plain: ``n - 2 popcount(z)`` over ``n`` bits. Symmetric (half of ``n`` qubits, index ``y``
+    on ``n - 1`` bits, full index ``(parity(y), y)``): ``n - 2 popcount(y) - 2 parity(y)``.
+    """
+    m = n - 1 if symmetric else n
+    acc = torch.full((2**m,), n, dtype=torch.int8, device=device)
+    par = torch.zeros((2**m,), dtype=torch.int8, device=device)
+    for i in range(m):
+        acc.view(2**i, 2, 2 ** (m - i - 1))[:, 1] -= 2
+        par.view(2**i, 2, 2 ** (m - i - 1))[:, 1] ^= 1
+    if symmetric:
+        acc -= 2 * par
     return acc
 
 
@@ -35,76 +49,96 @@ def _hadamard(k: int, dtype, device) -> torch.Tensor:
 
 
 def wht(state: torch.Tensor, n: int, *, group: int = 6) -> torch.Tensor:
-    """Unnormalised Walsh–Hadamard transform over all ``n`` bits of each row; returns a new tensor.
+    """Unnormalised Walsh–Hadamard transform over ``n`` bits of each row; returns a new tensor.
 
     Applied as ``ceil(n / group)`` real matmuls with a ``2**k x 2**k`` Hadamard matrix.
     """
     batch = state.shape[0]
     x = torch.view_as_real(state)  # (B, N, 2)
-    real = x.dtype
     lo = 0
     while lo < n:
         k = min(group, n - lo)
-        h = _hadamard(k, real, state.device)
+        h = _hadamard(k, x.dtype, state.device)
         x = torch.matmul(h, x.reshape(batch * 2 ** (n - lo - k), 2**k, 2 ** (lo + 1)))
         lo += k
     return torch.view_as_complex(x.reshape(batch, 2**n, 2).contiguous())
 
 
-def cost_values(diag: CostDiagonal) -> torch.Tensor:
-    """Dense float64 cost values (reference path)."""
-    return diag.dense()
+class _Problem:
+    """What a sweep needs, restricted to the simulated half for Max-Cut."""
+
+    def __init__(self, diag: CostDiagonal, dtype):
+        self.n, self.dtype = diag.n, dtype
+        self.symmetric = is_symmetric(diag)
+        self.m = self.n - 1 if self.symmetric else self.n
+        self.size = 2**self.m
+        self.fold = 2.0 if self.symmetric else 1.0
+        self.index = diag.index[: self.size].long() if diag.index is not None else None
+        self.levels = diag.levels
+        self.values = diag.values[: self.size] if diag.values is not None else None
+        self.device = diag.device
+        self.cost = (self.levels[self.index] if self.index is not None else self.values)  # float64
+        self.cost_r = self.cost.to(_REAL[dtype])
+        self.zs = zsum(self.n, self.device, symmetric=self.symmetric)
+        self.zs_r = self.zs.to(_REAL[dtype])
+
+    def phase(self, gamma: torch.Tensor) -> torch.Tensor:
+        """exp(-i gamma_b C) as (B, size), by table lookup when C is on an integer grid."""
+        g = gamma.to(torch.float64)[:, None]
+        if self.index is not None:
+            table = torch.polar(torch.ones_like(g * self.levels), -g * self.levels).to(self.dtype)
+            return table[:, self.index]
+        ang = -g * self.values[None, :]
+        return torch.polar(torch.ones_like(ang), ang).to(self.dtype)
+
+    def mixer_diag(self, beta: torch.Tensor) -> torch.Tensor:
+        """D'(z) = exp(-i beta zsum(z)) / size as (B, size), from a (B, 2n+1) table."""
+        vals = torch.arange(-self.n, self.n + 1, dtype=torch.float64, device=self.device)
+        ang = -beta.to(torch.float64)[:, None] * vals
+        table = torch.polar(torch.full_like(ang, 1.0 / self.size), ang).to(self.dtype)
+        return table[:, (self.zs.long() + self.n)]
 
 
-def _phase(diag_values: torch.Tensor, gamma: torch.Tensor, dtype) -> torch.Tensor:
-    """exp(-i gamma_b C) as (B, N)."""
-    ang = -gamma.to(torch.float64)[:, None] * diag_values[None, :]
-    return torch.polar(torch.ones_like(ang), ang).to(dtype)
-
-
-def _mixer_diag(zs: torch.Tensor, beta: torch.Tensor, n: int, dtype) -> torch.Tensor:
-    """D'(z) = exp(-i beta (n - 2 pop z)) / 2**n as (B, N)."""
-    ang = -beta.to(torch.float64)[:, None] * zs[None, :].to(torch.float64)
-    return torch.polar(torch.full_like(ang, 2.0**-n), ang).to(dtype)
-
-
-def forward(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, zs=None) -> torch.Tensor:
-    """Final states ``(B, 2**n)`` for parameter sets ``params`` of shape ``(B, 2, p)``."""
-    n = diag.n
-    c = cost_values(diag)
-    zs = zsum(n, c.device) if zs is None else zs
-    psi = torch.full((params.shape[0], 2**n), 2.0 ** (-n / 2), dtype=dtype, device=c.device)
+def _forward(pr: _Problem, params: torch.Tensor) -> torch.Tensor:
+    psi = torch.full((params.shape[0], pr.size), 2.0 ** (-pr.n / 2), dtype=pr.dtype, device=pr.device)
     for layer in range(params.shape[2]):
-        psi = psi * _phase(c, params[:, 0, layer], dtype)
-        psi = wht(wht(psi, n) * _mixer_diag(zs, params[:, 1, layer], n, dtype), n)
+        psi = psi * pr.phase(params[:, 0, layer])
+        psi = wht(wht(psi, pr.m) * pr.mixer_diag(params[:, 1, layer]), pr.m)
+    return psi
+
+
+def forward(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128) -> torch.Tensor:
+    """Final states ``(B, 2**n)`` (full, wire 0 most significant) for ``params`` of shape ``(B, 2, p)``."""
+    pr = _Problem(diag, dtype)
+    psi = _forward(pr, params)
+    if pr.symmetric:  # psi(1 z') = psi(0 not z')
+        psi = torch.cat([psi, psi.flip(1)], dim=1)
     return psi
 
 
 def energy(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128) -> torch.Tensor:
     """``<C>`` per parameter set, float64 ``(B,)``."""
-    psi = forward(diag, params, dtype=dtype)
-    return (psi.abs().square().to(torch.float64) * cost_values(diag)).sum(dim=1)
+    pr = _Problem(diag, dtype)
+    psi = _forward(pr, params)
+    return pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
 
 
 def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128):
-    """``(<C> (B,), d<C>/dparams (B, 2, p))`` by one forward and one adjoint sweep."""
-    n = diag.n
-    c = cost_values(diag)
-    zs = zsum(n, c.device)
+    """``(<C> (B,), d<C>/dparams (B, 2, p))`` by one forward and one adjoint (un-apply) sweep."""
+    pr = _Problem(diag, dtype)
     p = params.shape[2]
-    psi = forward(diag, params, dtype=dtype, zs=zs)
-    cd = c.to(_REAL[dtype])
-    e = (psi.abs().square().to(torch.float64) * c).sum(dim=1)
-    lam = psi * cd
-    grad = torch.zeros(params.shape, dtype=torch.float64, device=c.device)
-    zsr = zs.to(_REAL[dtype])
+    psi = _forward(pr, params)
+    e = pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
+    lam = psi * pr.cost_r
+    grad = torch.zeros(params.shape, dtype=torch.float64, device=pr.device)
     for layer in reversed(range(p)):
-        psi, lam = wht(psi, n), wht(lam, n)
-        grad[:, 1, layer] = 2.0 * (lam.conj() * zsr * psi).sum(dim=1).imag.to(torch.float64) / 2.0**n
-        dconj = _mixer_diag(zs, params[:, 1, layer], n, dtype).conj()
-        psi, lam = wht(psi * dconj, n), wht(lam * dconj, n)
-        grad[:, 0, layer] = 2.0 * (lam.conj() * cd * psi).sum(dim=1).imag.to(torch.float64)
+        psi, lam = wht(psi, pr.m), wht(lam, pr.m)
+        inner = (lam.conj() * pr.zs_r * psi).sum(dim=1).imag.to(torch.float64)
+        grad[:, 1, layer] = 2.0 * pr.fold * inner / pr.size
+        dconj = pr.mixer_diag(params[:, 1, layer]).conj()
+        psi, lam = wht(psi * dconj, pr.m), wht(lam * dconj, pr.m)
+        grad[:, 0, layer] = 2.0 * pr.fold * (lam.conj() * pr.cost_r * psi).sum(dim=1).imag.to(torch.float64)
         if layer:
-            ph = _phase(c, params[:, 0, layer], dtype).conj()
+            ph = pr.phase(params[:, 0, layer]).conj()
             psi, lam = psi * ph, lam * ph
     return e, grad

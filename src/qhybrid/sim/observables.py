@@ -126,11 +126,13 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
         else:
             out.copy_(state)
             out.mul_(d.to(state.real.dtype))
-    for c, x, z in other:
-        if fastp:
-            cf = np.array([c], dtype=np.complex128).astype(state.numpy().dtype)
-            _fk.kernel("pauli_accumulate", state.shape[1])(out.numpy(), state.numpy(), cf, x, z)
-        else:
+    if fastp and other:
+        cf = np.array([c for c, _, _ in other], dtype=np.complex128).astype(state.numpy().dtype)
+        xs = np.array([x for _, x, _ in other], dtype=np.int64)
+        zs = np.array([z for _, _, z in other], dtype=np.int64)
+        _fk.kernel("pauli_sum_accumulate", state.shape[1])(out.numpy(), state.numpy(), cf, xs, zs)
+    elif other:
+        for c, x, z in other:
             out.add_(_pauli_apply_t(state, x, z), alpha=c)
     for t in obs.dense:
         m = torch.as_tensor(t.matrix, dtype=state.dtype, device=state.device)

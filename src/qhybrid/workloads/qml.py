@@ -148,16 +148,23 @@ def build_model(settings: Settings, device_string: str):
     return DressedQNN(settings.nwires, dtype=dtype, qlayer=layer), torch.device("cpu")
 
 
-def _set_threads():
-    """numba's pool follows torch's thread count (cores / local ranks)."""
+def _set_threads(device_string: str) -> None:
+    """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator.
+
+    On ``qhybrid.cpu`` the simulation runs in numba kernels, which get the
+    threads; torch keeps one, because its ops here are small and idle OpenMP
+    threads spinning between them cost more than they give on shared cores.
+    """
     import torch
 
+    if "qhybrid.cpu" not in device_string:
+        return
     try:
         import numba
-
-        numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
-    except ImportError:  # pragma: no cover
-        pass
+    except ImportError:  # pragma: no cover - the torch kernels then use torch's threads
+        return
+    numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
+    torch.set_num_threads(1)
 
 
 def _resume_checkpoint(jobs) -> dict | None:
@@ -185,7 +192,7 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     info = jobs.distributed()
     world, rank = info["world_size"], info["rank"]
     local_batch = check_world(settings, world)
-    _set_threads()
+    _set_threads(device_string)
     X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
     model, where = build_model(settings, device_string)
     ddp = None

@@ -16,12 +16,7 @@ code 1 and ``qhybrid: ClusterError: ...``.
 """
 from __future__ import annotations
 
-import io
-import os
-import shutil
 import sys
-import tarfile
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -30,44 +25,14 @@ from qhybrid.devices import needs_gpu, parse_device
 from qhybrid.errors import ClusterError
 from qhybrid.jobs import instances, store
 from qhybrid.jobs.backends import ray_cluster, ray_placement
-from qhybrid.jobs.backends.ray_worker import OUTPUT_DIRS, RankRunner, pack
+from qhybrid.jobs.backends.ray_transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
+from qhybrid.jobs.backends.ray_worker import RankRunner, pack
 from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.1
 SYNC_S = 5.0  # how often checkpoints/results written so far are brought home
 CALL_TIMEOUT_S = 60.0
-SHIPPED = ("source", "input", "checkpoints", "hyperparameters.json")
-#: Variables that describe this machine, not the job: never forwarded to workers.
-_MACHINE_VARS = {"CUDA_VISIBLE_DEVICES", "PATH", "HOME", "PWD", "VIRTUAL_ENV", "PYTHONHOME"}
 DIED_CODE = -9
-
-
-def remote_env(env: dict, folder: Path) -> dict:
-    """Return the part of a ProcessSpec's env to set on a worker, job paths as ``{workdir}``.
-
-    That is what the supervisor added to its own environment (the job contract,
-    threads, ranks) plus every ``QHYBRID_*`` / ``AMZN_BRAKET_*`` variable.
-    """
-    here, root = os.environ, str(folder)
-    out = {}
-    for key, value in env.items():
-        if key in _MACHINE_VARS or key.startswith("RAY_"):
-            continue
-        if key == "PYTHONPATH":
-            parts = [p.replace(root, "{workdir}") for p in value.split(os.pathsep) if p.startswith(root)]
-            if parts:
-                out[key] = os.pathsep.join(parts)
-            continue
-        if here.get(key) == value and not key.startswith(("QHYBRID_", "AMZN_BRAKET_")):
-            continue
-        out[key] = value.replace(root, "{workdir}")
-    return out
-
-
-def remote_argv(argv: list, folder: Path) -> list:
-    """Map the supervisor's command line to the worker's (its python, its workspace)."""
-    out = ["{python}" if a == sys.executable else str(a).replace(str(folder), "{workdir}") for a in argv]
-    return out
 
 
 def placement_for(spec: JobSpec, nodes: list, address: str) -> ray_placement.Placement:
@@ -99,24 +64,6 @@ def check_submission(spec: JobSpec) -> str:
     if nodes is not None:
         placement_for(spec, nodes, address)
     return address
-
-
-def _merge_outputs(blobs: dict, folder: Path) -> None:
-    """Unpack each rank's results/checkpoints tarball into the job folder, rank 0 last (it wins)."""
-    from qhybrid.jobs.backends.ray_worker import unpack
-
-    for rank in sorted(blobs, reverse=True):
-        with tempfile.TemporaryDirectory(dir=folder, prefix=".ray-out-") as tmp:
-            unpack(blobs[rank], Path(tmp))
-            for sub in OUTPUT_DIRS:
-                src_root = Path(tmp) / sub
-                if not src_root.is_dir():
-                    continue
-                for src in sorted(src_root.rglob("*")):
-                    if src.is_file():
-                        dest = folder / sub / src.relative_to(src_root)
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(src, dest)  # same filesystem: atomic per file
 
 
 class Backend:
@@ -199,7 +146,7 @@ class Backend:
                 live = {r: a for r, a in self._actors.items() if self._codes.get(r) != DIED_CODE}
                 self._collect(live, strict=all(c == 0 for c in self._codes.values()))
             if self._outputs and self._folder is not None:
-                _merge_outputs(self._outputs, self._folder)
+                merge_outputs(self._outputs, self._folder)
         finally:
             self._release()
             if self._connected_here and self._ray is not None:
@@ -303,9 +250,8 @@ class Backend:
             same_instance = [r for r in sorted(nodes_of) if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
             visible = [g for r in same_instance for g in nodes_of[r]["gpu_ids"]]
             env["CUDA_VISIBLE_DEVICES"] = ",".join(dict.fromkeys(visible))
-            cwd = str(Path(p.cwd).relative_to(folder)) if str(p.cwd).startswith(str(folder)) else "source"
-            starts.append(self._actors[p.rank].start.remote(bundle_ref, env=env, argv=remote_argv(p.argv, folder),
-                                                            cwd=cwd))
+            starts.append(self._actors[p.rank].start.remote(
+                bundle_ref, env=env, argv=remote_argv(p.argv, folder), cwd=remote_cwd(p.cwd, folder)))
         ray.get(starts, timeout=CALL_TIMEOUT_S)
         where = ", ".join(f"rank {r} on {nodes_of[r]['ip']}" for r in sorted(nodes_of))
         self._say(processes[0].rank, f"placed on the Ray cluster at {self.address}: {where}")
@@ -340,7 +286,7 @@ class Backend:
             if blob:
                 blobs[rank] = blob
         if blobs:
-            _merge_outputs(blobs, self._folder)
+            merge_outputs(blobs, self._folder)
 
     def _poll_once(self, live: dict) -> None:
         import ray.exceptions as rex

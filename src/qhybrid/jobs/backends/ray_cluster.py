@@ -150,7 +150,9 @@ def start_local_cluster(*, num_cpus: int | None = None, num_gpus: int | None = N
     ]
     if num_gpus is not None:
         argv += ["--num-gpus", str(num_gpus)]
-    env = {**os.environ, **RAY_ENV}
+    # Ray's own metrics servers default to fixed ports (44217, 44227): free ones avoid clashes.
+    env = {**os.environ, **RAY_ENV, "AUTOSCALER_METRIC_PORT": str(_free_port()),
+           "DASHBOARD_METRIC_PORT": str(_free_port())}
     env.pop("RAY_ADDRESS", None)
     with open(log, "ab") as out:
         proc = subprocess.Popen(
