@@ -1,14 +1,10 @@
-"""Ray backend pieces that need no cluster: bundle sizing and the env/argv mapping to workers."""
+"""Sizing a job's Ray placement group from its instance type and the cluster's nodes (no Ray needed)."""
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import pytest
 
 from qhybrid.errors import ClusterError
 from qhybrid.jobs.backends import ray_placement
-from qhybrid.jobs.backends.ray_worker import pack, unpack
 
 TWO_CPUS = [{"CPU": 2.0, "GPU": 0.0}]
 
@@ -46,40 +42,3 @@ def test_gpus_per_bundle_and_rank():
 def test_requests_the_cluster_can_never_fit(kw, words):
     with pytest.raises(ClusterError, match=words):
         _plan(**kw)
-
-
-def test_env_and_argv_are_mapped_to_the_worker_workspace(tmp_path, monkeypatch):
-    from qhybrid.jobs.backends.ray_transfer import remote_argv, remote_env
-
-    folder = tmp_path / "jobs" / "j1"
-    monkeypatch.setenv("UNRELATED", "same")
-    env = {
-        "UNRELATED": "same", "PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0",
-        "AMZN_BRAKET_JOB_RESULTS_DIR": f"{folder}/results", "AMZN_BRAKET_JOB_NAME": "j1",
-        "PYTHONPATH": f"{folder}/source:/driver/only", "RANK": "1",
-    }
-    out = remote_env(env, folder)
-    assert out == {"AMZN_BRAKET_JOB_RESULTS_DIR": "{workdir}/results", "AMZN_BRAKET_JOB_NAME": "j1",
-                   "PYTHONPATH": "{workdir}/source", "RANK": "1"}
-    argv = [sys.executable, "-m", "qhybrid.jobs.entry", f"{folder}/source", "myjob"]
-    assert remote_argv(argv, folder) == ["{python}", "-m", "qhybrid.jobs.entry", "{workdir}/source", "myjob"]
-
-
-def test_pack_unpack_roundtrip_and_refuses_escapes(tmp_path):
-    (tmp_path / "a" / "source").mkdir(parents=True)
-    (tmp_path / "a" / "source" / "s.py").write_text("print(1)")
-    (tmp_path / "a" / "hyperparameters.json").write_text("{}")
-    blob = pack(tmp_path / "a", ["source", "hyperparameters.json", "missing"])
-    unpack(blob, tmp_path / "b")
-    assert (tmp_path / "b" / "source" / "s.py").read_text() == "print(1)"
-    import io
-    import tarfile
-
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        info = tarfile.TarInfo("../evil.txt")
-        info.size = 1
-        tar.addfile(info, io.BytesIO(b"x"))
-    with pytest.raises(Exception):
-        unpack(buf.getvalue(), tmp_path / "c")
-    assert not Path(tmp_path / "evil.txt").exists()

@@ -119,3 +119,25 @@ def test_device_level_shots_option(device, c_dtype):
         samples = np.asarray(circuit())
     assert samples.shape == (500, 2)
     assert np.all(samples[:, 0] == samples[:, 1])
+
+
+def test_sampled_observables(device, c_dtype):
+    """Samples and counts of observables (eigenvalues), Hermitian expval from samples."""
+    n = 2
+    herm = np.array([[1, 2 - 1j], [2 + 1j, -0.5]])
+    ops = [qml.RY(0.7, 0), qml.CNOT([0, 1]), qml.RX(0.4, 1)]
+
+    def measure():
+        return (qml.expval(qml.Hermitian(herm, wires=1)), qml.counts(qml.PauliX(0) @ qml.PauliZ(1)),
+                qml.sample(qml.Hermitian(herm, wires=1)))
+
+    e, counts, samples = _qnode(device, c_dtype, n, ops, measure)()
+    exact = default_qubit(ops, [qml.expval(qml.Hermitian(herm, wires=1)),
+                                qml.expval(qml.PauliX(0) @ qml.PauliZ(1))], n)
+    eigvals = np.linalg.eigvalsh(herm)
+    assert set(np.round(np.unique(samples), 8)) <= set(np.round(eigvals, 8))
+    assert set(counts) <= {-1.0, 1.0} and sum(counts.values()) == SHOTS
+    spread = np.ptp(eigvals)
+    np.testing.assert_allclose(e, exact[0], atol=5 * spread / np.sqrt(SHOTS))
+    np.testing.assert_allclose((counts.get(1.0, 0) - counts.get(-1.0, 0)) / SHOTS, exact[1],
+                               atol=5 / np.sqrt(SHOTS))

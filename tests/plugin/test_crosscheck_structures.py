@@ -194,3 +194,57 @@ def test_trainable_hamiltonian_coefficients_with_adjoint(device, c_dtype):
         return
     np.testing.assert_allclose(got[0], want[0], **_grad_tol(c_dtype))
     np.testing.assert_allclose(got[1], want[1], **_grad_tol(c_dtype))
+
+
+def _non_table_ops(x):
+    """Operations outside the engine's gate table (dense blocks or decompositions)."""
+    return [qml.U3(x[0], x[1], x[2], wires=0), qml.U2(x[3], 0.4, wires=1), qml.PauliRot(x[4], "XYZ", wires=[0, 2, 3]),
+            qml.ctrl(qml.RX(x[5], wires=0), control=[1, 2]), qml.ctrl(qml.Hadamard(3), control=0, control_values=[0]),
+            qml.MultiControlledX(wires=[0, 1, 2, 3], control_values=[1, 0, 1]), qml.CH([2, 1]), qml.CCZ([3, 0, 1]),
+            qml.ECR([1, 3]), qml.SISWAP([0, 2]), qml.OrbitalRotation(x[6], wires=[0, 1, 2, 3]),
+            qml.PCPhase(x[7], dim=3, wires=[1, 2]), qml.QFT(wires=[1, 2, 3]), qml.adjoint(qml.QFT(wires=[0, 3])),
+            qml.PSWAP(x[8], wires=[2, 0]), qml.CPhase(x[9], wires=[3, 1]), qml.U1(x[10], wires=2),
+            qml.IsingZZ(x[11], wires=[1, 3])]
+
+
+def test_operations_outside_the_gate_table(device, c_dtype):
+    n = 4
+    x = np.random.default_rng(31).uniform(-np.pi, np.pi, size=12)
+    ops = [qml.Hadamard(w) for w in range(n)] + _non_table_ops(x)
+    mps = [qml.state(), qml.expval(qml.PauliX(0) @ qml.PauliY(3))]
+    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
+    assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), **tol(c_dtype))
+    assert_all_close(got, as_list(oracle(ops, mps, n), 2), **tol(c_dtype))
+
+
+def test_gradient_through_operations_outside_the_gate_table(device, c_dtype):
+    n = 4
+
+    def circuit(x):
+        for w in range(n):
+            qml.Hadamard(w)
+        for op in _non_table_ops(x):
+            qml.apply(op)
+        return qml.expval(qml.PauliX(0) @ qml.PauliY(3) + 0.5 * qml.PauliZ(1))
+
+    x = np.random.default_rng(32).uniform(-np.pi, np.pi, size=12)
+    e_ours, e_theirs, g_ours, g_theirs = _both_gradients(device, c_dtype, n, circuit, x)
+    np.testing.assert_allclose(e_ours, e_theirs, **tol(c_dtype))
+    np.testing.assert_allclose(g_ours, g_theirs, **_grad_tol(c_dtype))
+
+
+def test_gradient_with_custom_wire_labels(device, c_dtype):
+    wires = ["q", 3, "anc"]
+
+    def circuit(x):
+        qml.RX(x[0], "q")
+        qml.IsingXY(x[1], ["anc", 3])
+        qml.CRZ(x[2], [3, "q"])
+        qml.MultiRZ(x[0], wires=["q", "anc"])
+        return qml.expval(qml.PauliX("q") @ qml.PauliZ("anc") + qml.PauliY(3))
+
+    x = pnp.array([0.3, -0.7, 1.2], requires_grad=True)
+    ours = qml.QNode(circuit, qml.device(device, wires=wires, c_dtype=c_dtype), diff_method="adjoint")
+    theirs = qml.QNode(circuit, qml.device("default.qubit", wires=wires), diff_method="backprop")
+    np.testing.assert_allclose(ours(x), theirs(x), **tol(c_dtype))
+    np.testing.assert_allclose(qml.grad(ours)(x), qml.grad(theirs)(x), **_grad_tol(c_dtype))

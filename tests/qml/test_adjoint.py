@@ -120,7 +120,7 @@ def test_workspace_survives_pickling_empty():
 @pytest.mark.skipif(not fast.available(), reason="numba not installed")
 @pytest.mark.parametrize("by_sample", [True, False])
 def test_numba_sample_and_gate_orders_agree(monkeypatch, by_sample):
-    monkeypatch.setattr(fast, "_by_sample", lambda batch: by_sample)
+    monkeypatch.setattr(fast, "by_sample", lambda batch: by_sample)
     factors, mats, obs = _circuit_inputs(3, 4, seed=9)
     leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
     ref_leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]

@@ -6,7 +6,9 @@ in the gate table decomposed (unknown operations are named), unitaries
 checked, measurements validated; with finite shots, broadcasts are expanded
 (sampling runs one circuit per batch entry); for adjoint / device
 derivatives, trainable gates are decomposed to single-parameter gates with
-a generator and only expectation values are allowed.
+a generator, only expectation values are allowed, and broadcast tapes are
+expanded (PennyLane's interfaces expect one Jacobian per scalar parameter;
+the engine's own ``adjoint_jacobian`` differentiates whole batches at once).
 """
 from __future__ import annotations
 
@@ -149,4 +151,7 @@ def add_adjoint_transforms(prog, *, name, device_wires=None):
     prog.add_transform(validate_observables, lambda o: o.pauli_rep is not None or o.has_matrix,
                        name=f"adjoint + {name}")
     prog.add_transform(expvals_only, name=name)
+    # PennyLane's ML interfaces pair device Jacobians with scalar parameters, so a QNode's
+    # broadcast tape is expanded here; the engine's adjoint_jacobian itself is batched.
+    prog.add_transform(broadcast_expand)
     prog.add_transform(validate_adjoint_trainable_params)

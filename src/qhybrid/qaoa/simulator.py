@@ -86,6 +86,7 @@ class QAOA:
         self.diagonal: CostDiagonal = cost_diagonal(graph, problem, device=device, n_nodes=n_nodes, weight=weight)
         self.n = self.diagonal.n
         self._bufs = None
+        self._torch_prep = None
         self._block_bits = block_bits
 
     # -- the problem -------------------------------------------------------------
@@ -122,7 +123,8 @@ class QAOA:
         """``<C>``: a float for ``(2, p)`` params, a float64 array ``(B,)`` for a batch."""
         arr, single = self._params(params)
         if self.backend == "torch":
-            e = torch_engine.energy(self.diagonal, torch.as_tensor(arr, device=self.device), dtype=self.dtype)
+            e = torch_engine.energy(self.diagonal, torch.as_tensor(arr, device=self.device), dtype=self.dtype,
+                                    prepared=self._prepared())
             e = e.cpu().numpy()
         else:
             e = np.array([self._numba_sweep(a, grad=False)[0] for a in arr])
@@ -135,7 +137,7 @@ class QAOA:
             out = []
             for a in arr:  # one parameter set at a time keeps the reference's temporaries bounded
                 e, g = torch_engine.energy_and_grad(self.diagonal, torch.as_tensor(a[None], device=self.device),
-                                                    dtype=self.dtype)
+                                                    dtype=self.dtype, prepared=self._prepared())
                 out.append((float(e[0]), g[0].cpu().numpy()))
         else:
             out = [self._numba_sweep(a, grad=True) for a in arr]
@@ -148,7 +150,7 @@ class QAOA:
         arr, _ = self._params(params)
         if self.backend == "torch":
             return torch_engine.forward(self.diagonal, torch.as_tensor(arr[:1], device=self.device),
-                                        dtype=self.dtype)[0]
+                                        dtype=self.dtype, prepared=self._prepared())[0]
         self._numba_sweep(arr[0], grad=False)
         return self._numba_state()
 
@@ -158,14 +160,31 @@ class QAOA:
 
     def most_likely(self, params, k: int = 5) -> list[dict]:
         """The ``k`` most likely bitstrings: ``[{"bitstring", "probability", "cost"}, ...]``."""
-        probs = self.probabilities(params)
-        top = torch.topk(probs, min(k, probs.numel()))
+        arr, _ = self._params(params)
+        if self.backend == "numba" and self._symmetric():
+            # psi(0 y) = psi(1 not y): rank the half, then expand each index to its flipped pair
+            self._numba_sweep(arr[0], grad=False)
+            half = self._bufs["psi_t"]
+            top = torch.topk(half.abs().square().to(torch.float64), min((k + 1) // 2, half.numel()))
+            pairs = []
+            for p, y in zip(top.values.tolist(), top.indices.tolist()):
+                pairs += [(p, y), (p, 2**self.n - 1 - y)]
+            pairs = pairs[:k]
+        else:
+            probs = self.probabilities(params)
+            top = torch.topk(probs, min(k, probs.numel()))
+            pairs = list(zip(top.values.tolist(), top.indices.tolist()))
+        d = self.diagonal
         out = []
-        for p, z in zip(top.values.tolist(), top.indices.tolist()):
-            cost = self.diagonal.values[z] if self.diagonal.values is not None else \
-                self.diagonal.levels[self.diagonal.index[z].long()]
+        for p, z in pairs:
+            cost = d.values[z] if d.values is not None else d.levels[d.index[z].long()]
             out.append({"bitstring": bitstring(z, self.n), "probability": p, "cost": float(cost)})
         return out
+
+    def _prepared(self):
+        if self._torch_prep is None:
+            self._torch_prep = torch_engine.prepare(self.diagonal, self.dtype)
+        return self._torch_prep
 
     # -- the fused CPU sweep --------------------------------------------------------
     def _layout(self):

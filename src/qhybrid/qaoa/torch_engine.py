@@ -64,8 +64,8 @@ def wht(state: torch.Tensor, n: int, *, group: int = 6) -> torch.Tensor:
     return torch.view_as_complex(x.reshape(batch, 2**n, 2).contiguous())
 
 
-class _Problem:
-    """What a sweep needs, restricted to the simulated half for Max-Cut."""
+class Prepared:
+    """What a sweep needs (built once per problem and dtype), restricted to the simulated half for Max-Cut."""
 
     def __init__(self, diag: CostDiagonal, dtype):
         self.n, self.dtype = diag.n, dtype
@@ -99,7 +99,7 @@ class _Problem:
         return table[:, (self.zs.long() + self.n)]
 
 
-def _forward(pr: _Problem, params: torch.Tensor) -> torch.Tensor:
+def _forward(pr: "Prepared", params: torch.Tensor) -> torch.Tensor:
     psi = torch.full((params.shape[0], pr.size), 2.0 ** (-pr.n / 2), dtype=pr.dtype, device=pr.device)
     for layer in range(params.shape[2]):
         psi = psi * pr.phase(params[:, 0, layer])
@@ -107,25 +107,30 @@ def _forward(pr: _Problem, params: torch.Tensor) -> torch.Tensor:
     return psi
 
 
-def forward(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128) -> torch.Tensor:
+def prepare(diag: CostDiagonal, dtype=torch.complex128) -> Prepared:
+    """The per-problem tensors of a sweep (cost values, Hadamard-basis sum Z), to reuse across calls."""
+    return Prepared(diag, dtype)
+
+
+def forward(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, prepared=None) -> torch.Tensor:
     """Final states ``(B, 2**n)`` (full, wire 0 most significant) for ``params`` of shape ``(B, 2, p)``."""
-    pr = _Problem(diag, dtype)
+    pr = prepared or Prepared(diag, dtype)
     psi = _forward(pr, params)
     if pr.symmetric:  # psi(1 z') = psi(0 not z')
         psi = torch.cat([psi, psi.flip(1)], dim=1)
     return psi
 
 
-def energy(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128) -> torch.Tensor:
+def energy(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, prepared=None) -> torch.Tensor:
     """``<C>`` per parameter set, float64 ``(B,)``."""
-    pr = _Problem(diag, dtype)
+    pr = prepared or Prepared(diag, dtype)
     psi = _forward(pr, params)
     return pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
 
 
-def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128):
+def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, prepared=None):
     """``(<C> (B,), d<C>/dparams (B, 2, p))`` by one forward and one adjoint (un-apply) sweep."""
-    pr = _Problem(diag, dtype)
+    pr = prepared or Prepared(diag, dtype)
     p = params.shape[2]
     psi = _forward(pr, params)
     e = pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)

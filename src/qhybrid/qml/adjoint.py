@@ -168,6 +168,20 @@ def factor_gradients(lam: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
     return 2 * grads
 
 
+def _to_planes(arr, buf: torch.Tensor):
+    """Copy complex ``arr`` ``(B, 2**n)`` into ``buf`` as real planes ``(B, 2, 2**n)`` (numpy view)."""
+    b, size = arr.shape
+    planes = buf.numpy().view(arr.real.dtype)[: 2 * b * size].reshape(b, 2, size)
+    planes[:, 0] = arr.real
+    planes[:, 1] = arr.imag
+    return planes
+
+
+def _from_planes(planes, arr) -> None:
+    arr.real[:] = planes[:, 0]
+    arr.imag[:] = planes[:, 1]
+
+
 def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> torch.Tensor:
     """Run the circuit into the flat buffer ``psi``; return it as ``(B, 2**n)``.
 
@@ -176,7 +190,13 @@ def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> 
     n = plan.n_wires
     state = product_state(factors, psi, scratch)
     if kernel == "numba":
-        fast.run(state.numpy(), mats.detach().numpy(), plan.gates, n)
+        arr, mnp = state.numpy(), mats.detach().numpy()
+        if not fast.by_sample(arr.shape[0]):
+            fast.run(arr, mnp, plan.gates, n)
+            return state
+        planes = _to_planes(arr, scratch)
+        fast.run_planar(planes, mnp, plan.gates, n)
+        _from_planes(planes, arr)
         return state
     for (control, target), mat in zip(plan.gates, mats):
         view, axis = gate_view(state, control, target, n)
@@ -184,8 +204,12 @@ def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> 
     return state
 
 
-def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch") -> torch.Tensor:
+def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch",
+               spare=None) -> torch.Tensor:
     """The adjoint sweep: uncompute every gate on ``state`` and ``lam_state`` (in place).
+
+    ``scratch``: a buffer as large as a state; ``spare``: another (numba only; for
+    the planar copy of ``state``, whose complex form is not updated).
 
     Returns:
         ``(G, 2, 2)``: ``2 sum_b lam_k conj(psi_{k-1})`` reduced on each gate's wire.
@@ -193,8 +217,14 @@ def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch
     n = plan.n_wires
     grad_mats = torch.empty_like(mats)
     if kernel == "numba":
-        grad_mats.numpy()[:] = 2 * fast.sweep(state.numpy(), lam_state.numpy(), mats.detach().numpy(),
-                                              plan.gates, n)
+        arr, larr, mnp = state.numpy(), lam_state.numpy(), mats.detach().numpy()
+        if not fast.by_sample(arr.shape[0]):
+            grad_mats.numpy()[:] = 2 * fast.sweep(arr, larr, mnp, plan.gates, n)
+            return grad_mats
+        planes = _to_planes(arr, spare if spare is not None else torch.empty_like(state))
+        lam_planes = _to_planes(larr, scratch)
+        grad_mats.numpy()[:] = 2 * fast.sweep_planar(planes, lam_planes, mnp, plan.gates, n)
+        _from_planes(lam_planes, larr)
         return grad_mats
     for k in range(len(plan.gates) - 1, -1, -1):
         control, target = plan.gates[k]
@@ -247,15 +277,17 @@ class CircuitExpval(torch.autograd.Function):
         b, n, _ = factors.shape
         numel = b << n
         lam = workspace.get(numel, factors.dtype, factors.device)
-        scratch = workspace.get(numel // 2, factors.dtype, factors.device)
+        scratch = workspace.get(numel, factors.dtype, factors.device)
+        spare = workspace.get(numel, factors.dtype, factors.device) if ctx.kernel == "numba" else None
         g = grad_out.to(factors.dtype)
         grad_obs = (g[:, None, None] * rho.conj()).sum(0)
         state = psi.view(b, 1 << n)
         lam_state = lam.view(b, 1 << n)
         half = 1 << (n - 1)
         torch.matmul(g[:, None, None] * obs, state.view(b, 2, half), out=lam_state.view(b, 2, half))
-        grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernel)
+        grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernel, spare)
         grad_factors = factor_gradients(lam_state, factors) if ctx.needs_input_grad[0] else None
-        for buf in (psi, lam, scratch):
-            workspace.put(buf)
+        for buf in (psi, lam, scratch, spare):
+            if buf is not None:
+                workspace.put(buf)
         return grad_factors, grad_mats, grad_obs, None, None, None

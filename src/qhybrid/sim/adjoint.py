@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import apply_kop, block_size, generator_overlap, use_fast
+from .apply import COLUMNS, apply_kop, block_size, generator_overlap, use_fast
 from .fuse import ZROT, kop_for, lower
 from .gates import GATES, gate_generator
 from .memory import check_memory
@@ -101,8 +101,8 @@ def _layer_start(ops, i, first) -> int:
 
 
 def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
-    """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the small strides,
-    then the large-stride gates one by one, last first (gates on other wires commute)."""
+    """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the low wires, one
+    column-blocked pass for the high wires (the two groups commute)."""
     N = ket.shape[1]
     layer = ops[j:i + 1]
     invs, gens = [], []
@@ -120,12 +120,11 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
     bras_np, ket_np = bra_all.numpy(), ket.numpy()
     ov = np.zeros((bra_all.shape[0], ket.shape[0], len(layer)), dtype=np.complex128)
     big = np.nonzero(strides >= blk)[0]
-    M = bra_all.shape[0]
-    for r in big[::-1]:
-        k1 = _fk.kernel("adjoint_1q", N)
-        for m in range(M):
-            ov[m, :, r] = k1(bras_np[m], ket_np, np.ascontiguousarray(invs[r]), gens[r], int(strides[r]),
-                             m == M - 1)
+    if len(big):
+        lowbits = blk.bit_length() - 1
+        ov[:, :, big] = _fk.kernel("adjoint_1q_high", N)(
+            bras_np, ket_np, np.ascontiguousarray(invs[big]), np.ascontiguousarray(gens[big]),
+            strides[big] >> lowbits, lowbits, COLUMNS)
     small = np.nonzero(strides < blk)[0]
     if len(small):
         ov[:, :, small] = _fk.kernel("adjoint_1q_block", N)(

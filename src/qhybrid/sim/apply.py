@@ -97,6 +97,8 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> to
 
 #: Cache block (amplitudes) for the blocked 1-qubit layer kernels.
 BLOCK = 1 << 13
+#: Columns per block for the high-wire pass (rows of ``BLOCK`` amplitudes, ``COLUMNS`` wide).
+COLUMNS = 16
 
 
 def block_size(N: int) -> int:
@@ -104,7 +106,8 @@ def block_size(N: int) -> int:
 
 
 def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> None:
-    """Several commuting 1-qubit gates: small strides in one blocked pass, the rest one by one."""
+    """A run of 1-qubit gates in two passes: low wires in contiguous cache blocks, high wires
+    in column blocks (the two groups act on different wires, so they commute)."""
     N = state.shape[1]
     strides = np.array([1 << (n - 1 - w) for w in kop.wires], dtype=np.int64)
     if use_fast(state, fast):
@@ -113,8 +116,11 @@ def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> 
         small = np.nonzero(strides < blk)[0]
         if len(small):
             _fk.kernel("apply_1q_block", N)(state.numpy(), np.ascontiguousarray(mats[small]), strides[small], blk)
-        for r in np.nonzero(strides >= blk)[0]:
-            _fk.kernel("apply_1q", N)(state.numpy(), np.ascontiguousarray(mats[r]), int(strides[r]))
+        big = np.nonzero(strides >= blk)[0]
+        if len(big):
+            lowbits = blk.bit_length() - 1
+            _fk.kernel("apply_1q_high", N)(state.numpy(), np.ascontiguousarray(mats[big]),
+                                           strides[big] >> lowbits, lowbits, COLUMNS)
         return
     for r, w in enumerate(kop.wires):
         m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]

@@ -273,33 +273,39 @@ def parity_index(out, masks, group, strides):
 
 
 def zrot_grads(bra, ket, masks):
-    """``out[b, g] = sum_c Im(conj(bra) ket)[b, c] * (-1)^parity(c & masks[g])`` in one pass."""
+    """``out[b, g] = sum_c Im(conj(bra) ket)[b, c] * (-1)^parity(c & masks[g])`` in one pass.
+
+    ``c = hi | lo`` with ``lo`` the low 10 bits: per 1024-chunk, ``v = Im(conj(bra) ket)``
+    is formed once and each gate adds ``sign_hi * dot(sign_lo_table_g, v)``."""
     B, N = ket.shape
     G = masks.shape[0]
-    nchunk = min(N, 64)
-    csize = N // nchunk
+    L = min(N, 1024)
+    signs = np.empty((G, L))
+    for g in range(G):
+        signs[g] = _sign_table(L, masks[g] & (L - 1))
+    nchunk = N // L
     out = np.zeros((B, G))
     for b in range(B):
         br = bra[b]
         kr = ket[b]
         part = np.zeros((nchunk, G))
         for ch in prange(nchunk):
-            acc = np.zeros(G)
-            for c in range(ch * csize, (ch + 1) * csize):
-                x = br[c]
-                y = kr[c]
-                v = x.real * y.imag - x.imag * y.real
-                for g in range(G):
-                    if _parity(c & masks[g]):
-                        acc[g] -= v
-                    else:
-                        acc[g] += v
-            part[ch] = acc
+            hi = ch * L
+            v = np.empty(L)
+            for lo in range(L):
+                x = br[hi + lo]
+                y = kr[hi + lo]
+                v[lo] = x.real * y.imag - x.imag * y.real
+            for g in range(G):
+                st = signs[g]
+                acc = 0.0
+                for lo in range(L):
+                    acc += st[lo] * v[lo]
+                part[ch, g] = -acc if _parity(hi & masks[g]) else acc
         for ch in range(nchunk):
             for g in range(G):
                 out[b, g] += part[ch, g]
     return out
-
 
 def adjoint_1q(bra, ket, inv, g, s, update_ket):
     """One backward step on a 1-qubit gate: return ``<bra|G|ket>`` per row, then apply
@@ -459,6 +465,24 @@ def _pairs_apply(row, base, s, half, m00, m01, m10, m11):
         row[i1] = m10 * a + m11 * c
 
 
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11):
+    """Columns p0..p0+W paired with p1..p1+W: overlap partial sum, then bra <- inv bra."""
+    acc_r = 0.0
+    acc_i = 0.0
+    for j in range(W):
+        a = kr[p0 + j]
+        c = kr[p1 + j]
+        x = br[p0 + j]
+        y = br[p1 + j]
+        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+        acc_r += v.real
+        acc_i += v.imag
+        br[p0 + j] = m00 * x + m01 * y
+        br[p1 + j] = m10 * x + m11 * y
+    return acc_r, acc_i
+
+
 def apply_1q_block(state, mats, strides, blk):
     """Several 2x2 gates (``mats[r]`` (Bm, 2, 2), distinct wires, strides < ``blk``) applied
     block by block: each ``blk``-amplitude block stays in cache for all of them."""
@@ -509,7 +533,92 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
                     out[mm, b, r] += part_r[bi, mm, r] + 1j * part_i[bi, mm, r]
     return out
 
-_KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'pauli_accumulate', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'imag_overlap', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'adjoint_1q_block', 'pauli_sum_accumulate']
+def apply_1q_high(state, mats, hstrides, lowbits, W):
+    """1-qubit gates on high wires (stride ``hstrides[r] << lowbits``), in order, one pass:
+    a block is ``W`` consecutive columns of every ``2**lowbits``-row, so all high-wire
+    pairs of the block are inside it."""
+    B, N = state.shape
+    R = hstrides.shape[0]
+    Lo = 1 << lowbits
+    Hh = (N >> lowbits) // 2
+    for b in range(B):
+        row = state[b]
+        bm = b if mats.shape[1] > 1 else 0
+        for cb in prange(Lo // W):
+            col0 = cb * W
+            for r in range(R):
+                hs = hstrides[r]
+                m00 = mats[r, bm, 0, 0]
+                m01 = mats[r, bm, 0, 1]
+                m10 = mats[r, bm, 1, 0]
+                m11 = mats[r, bm, 1, 1]
+                for hp in range(Hh):
+                    h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
+                    p0 = (h0 << lowbits) + col0
+                    p1 = ((h0 | hs) << lowbits) + col0
+                    for j in range(W):
+                        a = row[p0 + j]
+                        c = row[p1 + j]
+                        row[p0 + j] = m00 * a + m01 * c
+                        row[p1 + j] = m10 * a + m11 * c
+
+
+def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
+    """:func:`adjoint_1q_block` for gates on high wires (see :func:`apply_1q_high`)."""
+    M = bras.shape[0]
+    B, N = ket.shape
+    R = hstrides.shape[0]
+    Lo = 1 << lowbits
+    Hh = (N >> lowbits) // 2
+    nblk = Lo // W
+    out = np.zeros((M, B, R), dtype=np.complex128)
+    for b in range(B):
+        kr = ket[b]
+        bm = b if invs.shape[1] > 1 else 0
+        part_r = np.zeros((nblk, M, R))
+        part_i = np.zeros((nblk, M, R))
+        for cb in prange(nblk):
+            col0 = cb * W
+            for r in range(R - 1, -1, -1):
+                hs = hstrides[r]
+                m00 = invs[r, bm, 0, 0]
+                m01 = invs[r, bm, 0, 1]
+                m10 = invs[r, bm, 1, 0]
+                m11 = invs[r, bm, 1, 1]
+                g00 = gens[r, 0, 0]
+                g01 = gens[r, 0, 1]
+                g10 = gens[r, 1, 0]
+                g11 = gens[r, 1, 1]
+                for mm in range(M):
+                    br = bras[mm, b]
+                    acc_r = 0.0
+                    acc_i = 0.0
+                    for hp in range(Hh):
+                        h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
+                        p0 = (h0 << lowbits) + col0
+                        p1 = ((h0 | hs) << lowbits) + col0
+                        ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11)
+                        acc_r += ar
+                        acc_i += ai
+                    part_r[cb, mm, r] = acc_r
+                    part_i[cb, mm, r] = acc_i
+                for hp in range(Hh):
+                    h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
+                    p0 = (h0 << lowbits) + col0
+                    p1 = ((h0 | hs) << lowbits) + col0
+                    for j in range(W):
+                        a = kr[p0 + j]
+                        c = kr[p1 + j]
+                        kr[p0 + j] = m00 * a + m01 * c
+                        kr[p1 + j] = m10 * a + m11 * c
+        for cb in range(nblk):
+            for mm in range(M):
+                for r in range(R):
+                    out[mm, b, r] += part_r[cb, mm, r] + 1j * part_i[cb, mm, r]
+    return out
+
+
+_KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'pauli_accumulate', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'imag_overlap', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'adjoint_1q_block', 'pauli_sum_accumulate', 'apply_1q_high', 'adjoint_1q_high']
 _PAR = {}
 _SER = {}
 for _name in _KERNELS:

@@ -301,7 +301,14 @@ def _cost_of(bits: str, graph, problem: str) -> float:
 
 
 def run(settings: Settings, *, device_string: str, graph=None) -> dict:
-    """Optimise, logging metrics and checkpoints through ``qhybrid.jobs``; returns the result dict."""
+    """Optimise, logging metrics and checkpoints through ``qhybrid.jobs``; returns the result dict.
+
+    Result keys: ``params`` (final), ``cost`` (energy at the final params), ``best_bitstring`` /
+    ``best_value`` (the lowest-cost bitstring among the 32 most likely of the final state),
+    ``optimum`` and ``optimal_bitstrings`` (exact, from the cost diagonal), ``approximation_ratio``
+    (Max-Cut: cost / optimum; Max-Clique: (C_max - cost) / (C_max - C_min)), ``iteration_seconds``,
+    ``costs`` (the energy before each step), ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
+    """
     import qhybrid.jobs as jobs
     from qhybrid.qaoa.problem import cost_diagonal
 
@@ -335,7 +342,7 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     final = float(sim.energy(params))
     top = sim.top(params, 32)
     best_bits = min(top, key=lambda bp: (_cost_of(bp[0], graph, settings.problem), -bp[1]))[0]
-    diag = cost_diagonal(graph, settings.problem)
+    diag = sim.q.diagonal if isinstance(sim, _Fast) else cost_diagonal(graph, settings.problem)
     optimum, optimal = diag.optimum(max_bitstrings=8)
     if settings.problem == "maxcut":
         ratio = final / optimum if optimum else 1.0

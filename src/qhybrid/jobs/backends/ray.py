@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from qhybrid.devices import needs_gpu, parse_device
-from qhybrid.errors import ClusterError
+from qhybrid.errors import ClusterError, SpecError
 from qhybrid.jobs import instances, store
 from qhybrid.jobs.backends import ray_cluster, ray_placement
 from qhybrid.jobs.backends.ray_transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
@@ -32,6 +32,7 @@ from qhybrid.jobs.spec import JobSpec
 POLL_S = 0.1
 SYNC_S = 5.0  # how often checkpoints/results written so far are brought home
 CALL_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 300.0  # a fresh node may take a while to start its first worker process
 DIED_CODE = -9
 
 
@@ -57,8 +58,13 @@ def check_submission(spec: JobSpec) -> str:
         The cluster address.
 
     Raises:
+        SpecError: when ray is not installed.
         ClusterError: when the cluster cannot be reached or can never fit the job.
     """
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise SpecError("backend 'ray' needs the ray package, which is not installed: pip install 'qhybrid[ray]'")
     address = ray_cluster.resolve_address(spec.extra.get("ray_address"))
     nodes = ray_cluster.gcs_nodes(address)
     if nodes is not None:
@@ -85,6 +91,7 @@ class Backend:
         self._placement: ray_placement.Placement | None = None
         self._place_error: Exception | None = None
         self._nodes_of: dict[int, dict] = {}
+        self._reasons: dict[int, str] = {}
         self.address: str | None = None
 
     # -- the backend interface ---------------------------------------------------
@@ -112,6 +119,10 @@ class Backend:
                                         name="qhybrid-ray")
         self._thread.start()
 
+    def failure_reason(self, rank: int) -> str | None:
+        """Why ``rank`` failed when the backend, not the script, knows better (e.g. ``worker died: ...``)."""
+        return self._reasons.get(rank)
+
     def poll(self) -> dict[int, int | None]:
         with self._lock:
             return dict(self._codes)
@@ -136,7 +147,7 @@ class Backend:
         refs = {r: a.kill.remote(grace) for r, a in live.items()}
         ray.wait(list(refs.values()), num_returns=len(refs), timeout=grace + 10.0)
         self._drain_lines(live)
-        self._collect(live)
+        self._collect(live, timeout=10.0)  # a cancel should answer within seconds
         self._release()
 
     def finish(self) -> None:
@@ -166,13 +177,15 @@ class Backend:
         from ray.exceptions import RayActorError
 
         if isinstance(err, ClusterError):
+            self._reasons.setdefault(rank, f"ClusterError: {err}")
             self._say(rank, f"ClusterError: {err}")
             self._set_code(rank, 1)
         elif isinstance(err, RayActorError):
             self._fail_died(rank, err)
         else:
             first = (str(err).strip().splitlines() or [""])[0][:300]
-            self._say(rank, f"Ray backend error: {type(err).__name__}: {first}")
+            self._reasons.setdefault(rank, f"Ray backend error: {type(err).__name__}: {first}")
+            self._say(rank, self._reasons[rank])
             self._set_code(rank, 1)
 
     def _place_safely(self, processes) -> None:
@@ -183,6 +196,8 @@ class Backend:
 
     def _run(self, processes) -> None:
         try:
+            if self._stop.is_set():  # stopped while placing: the supervisor's kill() follows
+                return
             if self._place_error is not None:
                 raise self._place_error
             if self._placement is None:
@@ -231,7 +246,7 @@ class Backend:
                     placement_group_bundle_index=place.bundle_of(p.rank, ppi)),
             ).remote()
         self._nodes_of = dict(zip(self._actors, ray.get([a.node.remote() for a in self._actors.values()],
-                                                         timeout=CALL_TIMEOUT_S)))
+                                                         timeout=START_TIMEOUT_S)))
         self._placement = place
 
     def _start_ranks(self, processes) -> None:
@@ -252,7 +267,7 @@ class Backend:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(dict.fromkeys(visible))
             starts.append(self._actors[p.rank].start.remote(
                 bundle_ref, env=env, argv=remote_argv(p.argv, folder), cwd=remote_cwd(p.cwd, folder)))
-        ray.get(starts, timeout=CALL_TIMEOUT_S)
+        ray.get(starts, timeout=START_TIMEOUT_S)
         where = ", ".join(f"rank {r} on {nodes_of[r]['ip']}" for r in sorted(nodes_of))
         self._say(processes[0].rank, f"placed on the Ray cluster at {self.address}: {where}")
 
@@ -318,16 +333,17 @@ class Backend:
                 self._on_line(rank, line)
 
     def _fail_died(self, rank: int, err: Exception) -> None:
-        self._say(rank, f"worker died: {died_summary(err)}")
+        self._reasons.setdefault(rank, f"worker died: {died_summary(err)}")
+        self._say(rank, self._reasons[rank])
         self._set_code(rank, DIED_CODE)
 
-    def _collect(self, actors: dict, strict: bool = False) -> None:
+    def _collect(self, actors: dict, strict: bool = False, timeout: float = CALL_TIMEOUT_S) -> None:
         from ray.exceptions import RayError
 
         refs = {r: a.outputs.remote() for r, a in actors.items()}
         for rank, ref in refs.items():
             try:
-                self._outputs[rank] = self._ray.get(ref, timeout=CALL_TIMEOUT_S)
+                self._outputs[rank] = self._ray.get(ref, timeout=timeout)
             except RayError as err:
                 if strict:
                     raise ClusterError(f"could not fetch the outputs of rank {rank}: {err}") from None

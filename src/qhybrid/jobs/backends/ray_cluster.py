@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from qhybrid.errors import ClusterError
@@ -60,6 +60,7 @@ class LocalCluster:
     temp_dir: str
     num_cpus: int
     log: str
+    client_port: int | None = None  # Ray Client: ray://127.0.0.1:<client_port>
 
     def alive(self) -> bool:
         """Return True if the head process still runs and its GCS port answers."""
@@ -100,7 +101,9 @@ def _locked():
 def read_record() -> LocalCluster | None:
     """Return the recorded local cluster (alive or not), or None."""
     try:
-        return LocalCluster(**json.loads(_record_path().read_text(encoding="utf-8")))
+        data = json.loads(_record_path().read_text(encoding="utf-8"))
+        known = {f.name for f in fields(LocalCluster)}
+        return LocalCluster(**{k: v for k, v in data.items() if k in known})
     except (FileNotFoundError, ValueError, TypeError):
         return None
 
@@ -138,13 +141,13 @@ def start_local_cluster(*, num_cpus: int | None = None, num_gpus: int | None = N
     temp_dir = Path(tempfile.gettempdir()) / f"qhray-{tag}-{os.getpid()}"
     cluster_dir().mkdir(parents=True, exist_ok=True)
     log = cluster_dir() / "head.log"
-    gcs_port = _free_port()
+    gcs_port, client_port = _free_port(), _free_port()
     argv = [
         _ray_executable(), "start", "--head", "--block",
         "--node-ip-address", LOOPBACK, "--port", str(gcs_port),
         "--num-cpus", str(num_cpus), "--object-store-memory", str(store_mb * 1024 * 1024),
         "--include-dashboard", "false", "--disable-usage-stats",
-        "--ray-client-server-port", str(_free_port()),
+        "--ray-client-server-port", str(client_port),
         "--dashboard-agent-listen-port", str(_free_port()),
         "--temp-dir", str(temp_dir),
     ]
@@ -154,6 +157,7 @@ def start_local_cluster(*, num_cpus: int | None = None, num_gpus: int | None = N
     env = {**os.environ, **RAY_ENV, "AUTOSCALER_METRIC_PORT": str(_free_port()),
            "DASHBOARD_METRIC_PORT": str(_free_port())}
     env.pop("RAY_ADDRESS", None)
+    offset = log.stat().st_size if log.exists() else 0  # earlier heads' lines stay in the log
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -161,14 +165,19 @@ def start_local_cluster(*, num_cpus: int | None = None, num_gpus: int | None = N
         )
     cluster = LocalCluster(
         address=f"{LOOPBACK}:{gcs_port}", pid=proc.pid, start=procs.start_time(proc.pid),
-        temp_dir=str(temp_dir), num_cpus=num_cpus, log=str(log),
+        temp_dir=str(temp_dir), num_cpus=num_cpus, log=str(log), client_port=client_port,
     )
+    def new_log() -> str:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            return f.read().decode("utf-8", "replace")
+
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = log.read_text(errors="replace").splitlines()[-5:]
+            tail = new_log().splitlines()[-5:]
             raise ClusterError(f"the local Ray head exited with code {proc.returncode}: " + " | ".join(tail))
-        if cluster.alive() and "--block" in log.read_text(errors="replace"):
+        if cluster.alive() and "--block" in new_log():
             _write_record(cluster)
             return cluster
         time.sleep(0.2)
@@ -291,7 +300,7 @@ def connect(address: str):
         return ray
     try:
         ray.init(address=address, namespace="qhybrid", log_to_driver=False,
-                 logging_level="WARNING")
+                 logging_level="ERROR")
     except Exception as err:  # noqa: BLE001 - ray raises many kinds here
         raise ClusterError(
             f"cannot connect to the Ray cluster at {address!r}: {err}; "
@@ -299,6 +308,13 @@ def connect(address: str):
             "'ray://HOST:10001' for Ray Client, or 'auto'"
         ) from None
     return ray
+
+
+def _describe(cluster: LocalCluster) -> str:
+    text = f"local Ray cluster at {cluster.address} ({cluster.num_cpus} CPUs), pid {cluster.pid}"
+    if cluster.client_port:
+        text += f"; Ray Client at ray://{LOOPBACK}:{cluster.client_port}"
+    return text
 
 
 def main(argv=None) -> int:
@@ -314,13 +330,13 @@ def main(argv=None) -> int:
             cluster = read_record()
             if cluster is None or not cluster.alive():
                 cluster = start_local_cluster(num_cpus=args.num_cpus)
-        print(f"local Ray cluster at {cluster.address} ({cluster.num_cpus} CPUs), pid {cluster.pid}")
+        print(_describe(cluster))
     elif args.command == "status":
         cluster = read_record()
         if cluster is None or not cluster.alive():
             print("no local Ray cluster running")
             return 1
-        print(f"local Ray cluster at {cluster.address} ({cluster.num_cpus} CPUs), pid {cluster.pid}")
+        print(_describe(cluster))
     else:
         print("stopped the local Ray cluster" if stop_local_cluster() else "no local Ray cluster was running")
     return 0

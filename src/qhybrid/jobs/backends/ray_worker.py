@@ -81,7 +81,7 @@ class RankRunner:
     """Run one rank's process in a private workspace and buffer its output lines.
 
     The actor is single-threaded from Ray's point of view (every method returns
-    at once); two reader threads fill the line buffer.
+    at once); a reader thread fills the line buffer (stdout and stderr merged).
     """
 
     def __init__(self) -> None:
@@ -138,18 +138,17 @@ class RankRunner:
             env=full_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # one ordered stream, as the local backend records it
             preexec_fn=_die_with_parent,
         )
-        for stream_name, stream in (("stdout", self._proc.stdout), ("stderr", self._proc.stderr)):
-            reader = threading.Thread(target=self._read, args=(stream_name, stream), daemon=True)
-            reader.start()
-            self._readers.append(reader)
+        reader = threading.Thread(target=self._read, args=("stdout", self._proc.stdout), daemon=True)
+        reader.start()
+        self._readers.append(reader)
         return workdir
 
     def _read(self, stream_name: str, stream) -> None:
         for raw in iter(stream.readline, b""):
-            self._lines.append((stream_name, raw.decode("utf-8", "replace").rstrip("\n")))
+            self._lines.append((stream_name, raw.decode("utf-8", "replace").rstrip("\r\n")))
         stream.close()
 
     def poll(self, max_lines: int = 5000) -> tuple[list, int | None]:

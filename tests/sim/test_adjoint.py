@@ -1,0 +1,104 @@
+"""Adjoint Jacobians against central finite differences of the reference path."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from simhelpers import make_circuit, random_ops
+
+from qhybrid.errors import OperationError
+from qhybrid.sim import Cache, Measurement, Observable, Operation, adjoint_jacobian, simulate
+from qhybrid.sim.circuit import PauliTerm
+
+
+def _fd_jacobian(c, h=1e-6):
+    """(M, T, B) by central differences, one trainable parameter at a time (reference path)."""
+    cols = []
+    for k, op in enumerate(c.operations):
+        for j in op.trainable:
+            vals = []
+            for s in (+h, -h):
+                params = list(op.params)
+                params[j] = np.asarray(params[j]) + s
+                ops = list(c.operations)
+                ops[k] = dataclasses.replace(op, params=tuple(params))
+                res = simulate(dataclasses.replace(c, operations=tuple(ops)), fast=False, fuse=False)
+                vals.append(torch.stack(res))
+            cols.append((vals[0] - vals[1]) / (2 * h))
+    return torch.stack(cols, dim=1)
+
+
+def _obs(n, rng, terms=5):
+    out = []
+    for _ in range(terms):
+        wires = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
+        out.append(PauliTerm(complex(rng.normal()), tuple((int(w), str(rng.choice(list("XYZ")))) for w in wires)))
+    return Observable(tuple(out))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_circuits_match_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    c = make_circuit(n, random_ops(n, 30, rng), [Measurement("expval", _obs(n, rng)),
+                                                 Measurement("expval", Observable.pauli({"Z": 1.0}, wires=(0,)))])
+    jac = adjoint_jacobian(c)
+    np.testing.assert_allclose(jac.numpy(), _fd_jacobian(c).numpy(), atol=1e-6)
+    np.testing.assert_allclose(adjoint_jacobian(c, fast=False, fuse=False).numpy(), jac.numpy(), atol=1e-10)
+
+
+def test_broadcast_batch(rng):
+    n = 4
+    c = make_circuit(n, random_ops(n, 25, rng, batch=3), [Measurement("expval", _obs(n, rng))])
+    jac = adjoint_jacobian(c)
+    assert jac.shape[2] == 3
+    np.testing.assert_allclose(jac.numpy(), _fd_jacobian(c).numpy(), atol=1e-6)
+
+
+def test_hamiltonian_with_many_terms_and_values(rng):
+    n = 6
+    c = make_circuit(n, random_ops(n, 30, rng), [Measurement("expval", _obs(n, rng, terms=200))])
+    values, jac = adjoint_jacobian(c, return_values=True)
+    np.testing.assert_allclose(values.numpy(), torch.stack(simulate(c, fast=False)).numpy(), atol=1e-10)
+    np.testing.assert_allclose(jac.numpy(), _fd_jacobian(c).numpy(), atol=1e-5)
+
+
+def test_qaoa_like_zrot_runs_and_layers(rng):
+    """Runs of MultiRZ (one-pass derivatives) and RX layers (blocked), at a size with big strides."""
+    n = 15
+    edges = [tuple(int(w) for w in rng.choice(n, 2, replace=False)) for _ in range(12)]
+    ops = [Operation("Hadamard", (w,)) for w in range(n)]
+    for layer in range(2):
+        ops += [Operation("MultiRZ", e, (0.3 + layer,), (0,)) for e in edges]
+        ops += [Operation("RX", (w,), (0.2 * w,), (0,)) for w in range(n)]
+    cost = Observable.pauli({((a, "Z"), (b, "Z")): 0.5 for a, b in edges})
+    c = make_circuit(n, ops, [Measurement("expval", cost)])
+    cache = Cache()
+    fast = adjoint_jacobian(c, cache=cache)
+    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    np.testing.assert_allclose(fast.numpy(), ref.numpy(), atol=1e-9)
+
+
+def test_complex64_tolerance(rng):
+    n = 4
+    c = make_circuit(n, random_ops(n, 20, rng), [Measurement("expval", _obs(n, rng))])
+    a = adjoint_jacobian(c).numpy()
+    b = adjoint_jacobian(c, dtype=torch.complex64).numpy()
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_errors():
+    rot = Operation("Rot", (0,), (0.1, 0.2, 0.3), (0, 1))
+    with pytest.raises(OperationError, match="Rot"):
+        adjoint_jacobian(make_circuit(1, [rot], [Measurement("expval", Observable.pauli({"Z": 1}))]))
+    with pytest.raises(OperationError, match="expval"):
+        adjoint_jacobian(make_circuit(1, [Operation("RX", (0,), (0.1,), (0,))], [Measurement("probs")]))
+
+
+@pytest.mark.cuda
+def test_cuda_matches_cpu(rng):
+    n = 5
+    c = make_circuit(n, random_ops(n, 20, rng), [Measurement("expval", _obs(n, rng))])
+    np.testing.assert_allclose(adjoint_jacobian(c, device="cuda").numpy(), adjoint_jacobian(c).numpy(), atol=1e-10)
