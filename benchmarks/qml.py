@@ -14,8 +14,9 @@ Not part of CI. Three measurements, all in one run on one machine:
 2. **Memory per sample** of the QuantumLayer: the state buffers it holds
    during a training step (psi, lambda, scratch), divided by the batch size.
 3. **Data parallel**: the training *job* (``qhybrid/workloads/qml.py``) with
-   2 processes against 1 on this machine, median epoch time of epochs 2.. (the
-   first includes numba's cache load).
+   2 processes (one thread each) against 1 process (all cores' threads), and
+   both against the script run standalone with one thread; median epoch time
+   of epochs 2.. (the first includes numba's cache load).
 
 Targets: >= 30x lightning at 12 wires; 2 processes >= 1.6x one on 2 cores.
 Our machines' 2 cores are shared with other work, so absolute times are
@@ -29,6 +30,7 @@ Usage::
 
     python benchmarks/qml.py                       # everything (a few minutes)
     python benchmarks/qml.py --wires 8,10 --no-dp  # quick
+    python benchmarks/qml.py --wires "" --dp-wires 12  # the data-parallel part only
 """
 from __future__ import annotations
 
@@ -132,11 +134,34 @@ def dp_rows(n, *, batch_size, epochs) -> list[dict]:
                          hyperparameters=hp, **extra).wait(timeout=1800)
         result = job.result()
         seconds = result["epoch_seconds"][1:] or result["epoch_seconds"]
-        rows.append({"nwires": n, "processes": procs, "epoch_s": statistics.median(seconds),
+        label = f"{procs} (job, cores/{procs} threads each)"
+        rows.append({"nwires": n, "processes": label, "epoch_s": statistics.median(seconds),
                      "losses": result["losses"]})
-    rows[1]["speedup"] = rows[0]["epoch_s"] / rows[1]["epoch_s"]
-    rows[1]["max_loss_diff"] = max(abs(a - b) for a, b in zip(rows[0]["losses"], rows[1]["losses"]))
+    rows.insert(0, _one_thread_row(script, hp, n))
+    for r in rows[1:]:
+        r["speedup"] = rows[0]["epoch_s"] / r["epoch_s"]
+        r["max_loss_diff"] = max(abs(a - b) for a, b in zip(rows[0]["losses"], r["losses"]))
     return rows
+
+
+def _one_thread_row(script: Path, hp: dict, n: int) -> dict:
+    """The same script standalone (outside the runtime) with one thread: the baseline of one core."""
+    import json
+    import subprocess
+    import tempfile
+
+    from qhybrid.jobs.script import read_persisted
+
+    with tempfile.TemporaryDirectory() as tmp:
+        hp_file = Path(tmp) / "hp.json"
+        hp_file.write_text(json.dumps(hp))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AMZN_BRAKET_", "QHYBRID_"))}
+        env.update(AMZN_BRAKET_HP_FILE=str(hp_file), QHYBRID_TORCH_THREADS="1", OMP_NUM_THREADS="1")
+        subprocess.run([sys.executable, str(script)], cwd=tmp, env=env, check=True, capture_output=True)
+        result = read_persisted(Path(tmp) / "qhybrid-local" / "results" / "results.json")
+    seconds = result["epoch_seconds"][1:] or result["epoch_seconds"]
+    return {"nwires": n, "processes": "1 (1 thread)", "epoch_s": statistics.median(seconds),
+            "losses": result["losses"]}
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -167,6 +192,8 @@ def main(argv=None) -> int:
     os.environ["OMP_NUM_THREADS"] = str(threads)  # lightning's OpenMP, before it loads
     import numba
 
+    if "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = "workqueue"  # as the training job does (no spinning)
     numba.set_num_threads(threads)
     torch.set_num_threads(threads)
     X, y = sample(*load_sonar(), 208, seed=SEED)
@@ -181,7 +208,7 @@ def main(argv=None) -> int:
     print("| nwires | qhybrid epoch s | qhybrid ms/sample | peer epoch s (extrap.) | peer ms/sample "
           "| speedup (wall) | CPU ms/sample qhybrid / peer | speedup (CPU) | state MiB/sample | loss diff |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for n in [int(w) for w in args.wires.split(",")]:
+    for n in [int(w) for w in args.wires.split(",") if w]:
         r = epoch_row(n, X, y, batch_size=args.batch_size, peer_samples=args.peer_samples, peer=args.peer)
         rows.append(r)
         print(f"| {n} | {r['qhybrid_epoch_s']:.3f} | {r['qhybrid_ms_per_sample']:.3f} | "
@@ -194,7 +221,7 @@ def main(argv=None) -> int:
         dp = dp_rows(args.dp_wires, batch_size=args.batch_size, epochs=args.dp_epochs)
         print(f"\n## Data-parallel training job, nwires {args.dp_wires}, 208 samples, global batch "
               f"{args.batch_size} (median epoch of epochs 2..{args.dp_epochs})\n")
-        print("| processes | epoch s | speedup | max loss diff vs 1 process |")
+        print("| processes | epoch s | speedup vs 1 process, 1 thread | max loss diff vs that |")
         print("|---|---|---|---|")
         for r in dp:
             print(f"| {r['processes']} | {r['epoch_s']:.3f} | {r.get('speedup', 1.0):.2f}x | "

@@ -159,7 +159,8 @@ def random_hamiltonian(rng: np.random.Generator, n_wires: int, *, terms: int = 1
 
 
 def random_observables(rng: np.random.Generator, n_wires: int) -> dict:
-    """A named zoo of observables: Pauli words, Hermitian, Projector, Prod, Sum, SProd."""
+    """A named zoo of Hermitian observables (n_wires >= 2): Pauli words, Hermitian, Projector,
+    Prod, Sum, SProd; the factors of every product act on distinct wires."""
     w = [int(x) for x in rng.choice(n_wires, size=min(3, n_wires), replace=False)]
     return {
         "pauli_word": random_pauli_word(rng, n_wires),
@@ -170,7 +171,7 @@ def random_observables(rng: np.random.Generator, n_wires: int) -> dict:
         "projector_basis": qml.Projector([1, 0], wires=w[:2]),
         "projector_state": qml.Projector(random_unitary(rng, 4)[:, 0], wires=w[:2]),
         "prod": qml.prod(qml.PauliX(w[0]), qml.Hermitian(random_hermitian(rng, 2), wires=w[1])),
-        "sum": qml.sum(qml.s_prod(0.7, qml.PauliY(w[0])), qml.PauliZ(w[1]) @ qml.PauliX(w[-1]),
+        "sum": qml.sum(qml.s_prod(0.7, qml.PauliY(w[0])), qml.PauliZ(w[1]) @ qml.PauliX(w[0]),
                        qml.Hermitian(random_hermitian(rng, 2), wires=w[-1])),
         "sprod": qml.s_prod(-1.3, qml.PauliZ(w[0]) @ qml.PauliZ(w[-1])),
         "hadamard": qml.Hadamard(w[0]),

@@ -10,8 +10,11 @@ from crosscheck import DEVICES, DTYPES, qhybrid_device, tol
 from random_circuits import (PARAMETRIC, GATES, Gate, build, random_circuit, random_gate,
                              random_hamiltonian, random_observables)
 
+# default.qubit's autograd backprop (the peer) casts complex cotangents to real; values are compared
+_PEER_NOISE = "ignore:Casting complex values to real:numpy.exceptions.ComplexWarning"
 pytestmark = [pytest.mark.parametrize("device", DEVICES),
-              pytest.mark.parametrize("c_dtype", DTYPES)]
+              pytest.mark.parametrize("c_dtype", DTYPES),
+              pytest.mark.filterwarnings(_PEER_NOISE)]
 
 
 def _stacked(qnode):

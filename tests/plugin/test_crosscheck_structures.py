@@ -15,8 +15,11 @@ from pennylane import numpy as pnp
 from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, default_qubit, execute,
                         oracle, qhybrid_device, tol)
 
+# default.qubit's autograd backprop (the peer) casts complex cotangents to real; values are compared
+_PEER_NOISE = "ignore:Casting complex values to real:numpy.exceptions.ComplexWarning"
 pytestmark = [pytest.mark.parametrize("device", DEVICES),
-              pytest.mark.parametrize("c_dtype", DTYPES)]
+              pytest.mark.parametrize("c_dtype", DTYPES),
+              pytest.mark.filterwarnings(_PEER_NOISE)]
 
 
 def _grad_tol(c_dtype):
@@ -171,6 +174,7 @@ def test_mid_circuit_state_prep(device, c_dtype):
         assert_all_close(got, as_list(default_qubit(ops, mps, n), 1), what=repr(prep), **tol(c_dtype))
 
 
+@pytest.mark.filterwarnings("ignore:Differentiating with respect to the input parameters")
 def test_trainable_hamiltonian_coefficients_with_adjoint(device, c_dtype):
     """Trainable observable coefficients under adjoint: right gate gradients, or a clear error.
 

@@ -16,6 +16,22 @@ SCRIPT = str(Path(workload.__file__))
 SMALL = {"nwires": "4", "ndata": "24", "batch_size": "8", "epochs": "3", "lr": "0.05", "seed": "11"}
 
 
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    """In-process jobs set torch's and numba's thread counts; give the session its own back."""
+    threads = torch.get_num_threads()
+    try:
+        import numba
+
+        numba_threads = numba.get_num_threads()
+    except ImportError:  # pragma: no cover
+        numba = None
+    yield
+    torch.set_num_threads(threads)
+    if numba is not None:
+        numba.set_num_threads(numba_threads)
+
+
 def _job(hp, **kwargs):
     return Job.create(CPU, SCRIPT, entry_point="qml", hyperparameters=hp, **kwargs)
 
@@ -114,3 +130,13 @@ def test_indivisible_batch_fails_with_a_clear_reason():
     job.wait(timeout=120)
     assert job.state() == "FAILED"
     assert "batch_size=7 is not divisible by the 2" in job.describe()["failure_reason"]
+
+
+def test_pennylane_device_trains_the_same_model():
+    hp = {**SMALL, "epochs": "2", "ndata": "16"}
+    ours = _job(hp, in_process=True).result()
+    peer = Job.create("local:pennylane/default.qubit", SCRIPT, entry_point="qml", hyperparameters=hp,
+                      in_process=True)
+    result = peer.result()
+    assert result["device"] == "local:pennylane/default.qubit"
+    torch.testing.assert_close(torch.tensor(result["losses"]), torch.tensor(ours["losses"]), atol=1e-8, rtol=0)

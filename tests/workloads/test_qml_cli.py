@@ -52,7 +52,7 @@ def test_qml_command_runs_a_job(capsys):
                  "--device", "local:qhybrid/qhybrid.cpu", "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    doc = json.loads(out.out)
+    doc = json.loads(out.out.strip().splitlines()[-1])
     assert doc["state"] == "COMPLETED" and doc["result"]["world_size"] == 1
     assert len(doc["result"]["losses"]) == 2 and doc["cost_usd"] > 0
     assert "epoch 2/2" in out.err

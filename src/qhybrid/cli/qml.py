@@ -1,6 +1,9 @@
 """``qhybrid qml``: train the DressedQNN on Sonar as a job, optionally data parallel."""
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -42,7 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--processes-per-instance", type=int, default=None,
                    help="data-parallel processes per instance (implies --data-parallel)")
     p.add_argument("--name", default=None, help="job name (default generated)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--json", action="store_true",
+                   help="print the job's JSON (state, result, cost) as the last stdout line")
     p.set_defaults(func=cmd_qml)
 
 
@@ -110,6 +114,18 @@ class Progress:
 
 
 def cmd_qml(args) -> int:
+    """Submit, follow, print; with ``--json`` the job's JSON object is the last stdout line."""
     from qhybrid.cli.jobs import submit_and_wait
 
-    return submit_and_wait(job_kwargs(args), json_output=args.json, progress=Progress(args.epochs))
+    kwargs = job_kwargs(args)
+    if not args.json:
+        return submit_and_wait(kwargs, progress=Progress(args.epochs))
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = submit_and_wait(kwargs, json_output=True, progress=Progress(args.epochs))
+    text = buffer.getvalue()
+    try:
+        print(json.dumps(json.loads(text)))
+    except ValueError:  # not one JSON document: pass it on unchanged
+        print(text, end="")
+    return code

@@ -132,22 +132,24 @@ def device_pipeline(device, config) -> CompilePipeline:
     prog.add_transform(validate_device_wires, device.wires, name=name)
     prog.add_transform(defer_measurements, allow_postselect=False)
     adjoint = config.gradient_method in ("adjoint", "device")
-    prog.add_transform(decompose, stopping_condition=supports_operation, name=name,
-                       skip_initial_state_prep=True, device_wires=device.wires)
+    # one decomposition pass: with adjoint, straight to single-parameter trainable gates
+    prog.add_transform(decompose, stopping_condition=supports_adjoint_operation if adjoint else supports_operation,
+                       name=name, skip_initial_state_prep=True, device_wires=device.wires)
     prog.add_transform(validate_unitaries)
     prog.add_transform(validate_measurements, analytic_measurements=_analytic_ok,
                        sample_measurements=_sample_ok, name=name)
     prog.add_transform(expand_broadcast_if_shots)
     if adjoint:
-        add_adjoint_transforms(prog, name=name, device_wires=device.wires)
+        add_adjoint_transforms(prog, name=name, device_wires=device.wires, decomposed=True)
     return prog
 
 
-def add_adjoint_transforms(prog, *, name, device_wires=None):
+def add_adjoint_transforms(prog, *, name, device_wires=None, decomposed=False):
     """The adjoint-specific checks (also used by ``supports_derivatives``)."""
     prog.add_transform(no_sampling, name=f"adjoint + {name}")
-    prog.add_transform(decompose, stopping_condition=supports_adjoint_operation, name=f"adjoint + {name}",
-                       skip_initial_state_prep=True, device_wires=device_wires)
+    if not decomposed:
+        prog.add_transform(decompose, stopping_condition=supports_adjoint_operation, name=f"adjoint + {name}",
+                           skip_initial_state_prep=True, device_wires=device_wires)
     prog.add_transform(validate_observables, lambda o: o.pauli_rep is not None or o.has_matrix,
                        name=f"adjoint + {name}")
     prog.add_transform(expvals_only, name=name)

@@ -214,9 +214,10 @@ class QAOA:
             half = 2**ne
             real = np.float64 if self.dtype == torch.complex128 else np.float32
             cplx = np.complex128 if self.dtype == torch.complex128 else np.complex64
-            psi_t = torch.empty(half, dtype=self.dtype)
-            lam_t = torch.empty(half, dtype=self.dtype)
-            psi, lam = psi_t.numpy(), lam_t.numpy()
+            # numpy allocations: large ones are madvised for transparent huge pages (fewer TLB
+            # misses in the strided high passes); torch views share the memory
+            psi, lam = np.empty(half, dtype=cplx), np.empty(half, dtype=cplx)
+            psi_t, lam_t = torch.from_numpy(psi), torch.from_numpy(lam)
             nh = ne - k
             rows = 2**nh
             pop_r, pop_c = _popcount(nh), _popcount(k)
@@ -249,7 +250,21 @@ class QAOA:
             return torch.cat([b["psi_t"], b["psi_t"].flip(0)])
         return b["psi_t"].clone()
 
+    SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
+
     def _numba_sweep(self, a: np.ndarray, *, grad: bool):
+        import numba
+
+        if self._n_eff() > self.SERIAL_BITS:
+            return self._numba_sweep_threads(a, grad=grad)
+        before = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return self._numba_sweep_threads(a, grad=grad)
+        finally:
+            numba.set_num_threads(before)
+
+    def _numba_sweep_threads(self, a: np.ndarray, *, grad: bool):
         from qhybrid.qaoa import numba_kernels as nk
 
         b = self._buffers()

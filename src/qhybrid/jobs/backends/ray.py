@@ -4,15 +4,17 @@ The supervisor (the detached process, or the caller in tests) is the Ray
 driver for its job. It ships the job's ``source/``, ``input/``,
 ``checkpoints/`` and ``hyperparameters.json`` to every rank as one tarball in
 the object store, polls the actors for output lines (handing them to the
-supervisor like the local backend's readers do), and brings ``results/`` and
-``checkpoints/`` back into the job folder at the end. No shared filesystem is
-assumed.
+supervisor as the local backend's readers do), copies ``results/`` and
+``checkpoints/`` home every few seconds and at the end. No shared filesystem.
 
-Placement and start happen on a background thread, so a job that waits for
-cluster resources (a sweep larger than the cluster) can still be cancelled.
-A rank whose actor or node dies reports exit code -9 and the line
-``qhybrid: worker died: ...``; a request the cluster can never fit reports
-code 1 and ``qhybrid: ClusterError: ...``.
+``prepare`` places the job (placement group, actors) while it is still QUEUED,
+so a sweep larger than the cluster waits unbilled and can be cancelled;
+``launch`` starts the ranks. Placement and polling run on background threads
+(Ray's driver must not take over the supervisor's signal handlers). A rank
+whose actor, worker or node dies ends with code -9 and the reason
+``worker died: ...`` (``failure_reason``); a request the cluster can never fit
+is refused by ``check_submission`` before anything is written, or, where that
+cannot tell (Ray Client), fails the job with ``ClusterError: ...``.
 """
 from __future__ import annotations
 

@@ -1,0 +1,338 @@
+"""numba kernels for the adjoint sweep (derivative overlaps fused with the undo), in place where they update a state.
+
+They trust their inputs (see :mod:`qhybrid.sim.fastkernels`); compiled serial and
+threaded through :func:`qhybrid.sim.fastkernels.kernel`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange  # noqa: F401  (prange: parallel loops once compiled threaded)
+
+from .fastkernels import _pairs_apply, _parity, _sign_table  # noqa: F401
+
+
+def grad_1q(bra, ket, g, s):
+    """``sum_c conj(bra[b, c]) (G ket)[b, c]`` for a 2x2 ``G`` on stride ``s``, per row."""
+    B, N = ket.shape
+    out = np.zeros(B, dtype=np.complex128)
+    g00, g01, g10, g11 = g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 2):
+            i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
+            i1 = i0 | s
+            a = kr[i0]
+            c = kr[i1]
+            v = np.conj(br[i0]) * (g00 * a + g01 * c) + np.conj(br[i1]) * (g10 * a + g11 * c)
+            acc_r += v.real
+            acc_i += v.imag
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def grad_diag(bra, ket, gdiag, shifts):
+    """``sum_c conj(bra) g[j(c)] ket`` for a diagonal generator on the wires at ``shifts``."""
+    B, N = ket.shape
+    k = shifts.shape[0]
+    out = np.zeros(B, dtype=np.complex128)
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N):
+            j = 0
+            for t in range(k):
+                j = (j << 1) | ((i >> shifts[t]) & 1)
+            v = np.conj(br[i]) * kr[i] * gdiag[j]
+            acc_r += v.real
+            acc_i += v.imag
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def zrot_grads(bra, ket, masks):
+    """``out[b, g] = sum_c Im(conj(bra) ket)[b, c] * (-1)^parity(c & masks[g])`` in one pass.
+
+    ``c = hi | lo`` with ``lo`` the low 10 bits: per 1024-chunk, ``v = Im(conj(bra) ket)``
+    is formed once and each gate adds ``sign_hi * dot(sign_lo_table_g, v)``."""
+    B, N = ket.shape
+    G = masks.shape[0]
+    L = min(N, 1024)
+    signs = np.empty((G, L))
+    for g in range(G):
+        signs[g] = _sign_table(L, masks[g] & (L - 1))
+    nchunk = N // L
+    out = np.zeros((B, G))
+    for b in range(B):
+        br = bra[b]
+        kr = ket[b]
+        part = np.zeros((nchunk, G))
+        for ch in prange(nchunk):
+            hi = ch * L
+            v = np.empty(L)
+            for lo in range(L):
+                x = br[hi + lo]
+                y = kr[hi + lo]
+                v[lo] = x.real * y.imag - x.imag * y.real
+            for g in range(G):
+                st = signs[g]
+                acc = 0.0
+                for lo in range(L):
+                    acc += st[lo] * v[lo]
+                part[ch, g] = -acc if _parity(hi & masks[g]) else acc
+        for ch in range(nchunk):
+            for g in range(G):
+                out[b, g] += part[ch, g]
+    return out
+
+
+def adjoint_1q(bra, ket, inv, g, s, update_ket):
+    """One backward step on a 1-qubit gate: return ``<bra|G|ket>`` per row, then apply
+    ``inv`` to ``bra`` (and to ``ket`` when ``update_ket``), all in one pass."""
+    B, N = ket.shape
+    out = np.zeros(B, dtype=np.complex128)
+    g00, g01, g10, g11 = g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+    for b in range(B):
+        m = inv[b if inv.shape[0] > 1 else 0]
+        m00, m01, m10, m11 = m[0, 0], m[0, 1], m[1, 0], m[1, 1]
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 2):
+            i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
+            i1 = i0 | s
+            a = kr[i0]
+            c = kr[i1]
+            x = br[i0]
+            y = br[i1]
+            v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+            acc_r += v.real
+            acc_i += v.imag
+            br[i0] = m00 * x + m01 * y
+            br[i1] = m10 * x + m11 * y
+            if update_ket:
+                kr[i0] = m00 * a + m01 * c
+                kr[i1] = m10 * a + m11 * c
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def adjoint_2q(bra, ket, inv, g, s0, s1, update_ket):
+    """:func:`adjoint_1q` for a two-qubit gate (strides ``s0`` = matrix MSB, ``s1``)."""
+    B, N = ket.shape
+    lo = min(s0, s1)
+    hi = max(s0, s1)
+    out = np.zeros(B, dtype=np.complex128)
+    g00 = g[0, 0]; g01 = g[0, 1]; g02 = g[0, 2]; g03 = g[0, 3]; g10 = g[1, 0]; g11 = g[1, 1]; g12 = g[1, 2]; g13 = g[1, 3]; g20 = g[2, 0]; g21 = g[2, 1]; g22 = g[2, 2]; g23 = g[2, 3]; g30 = g[3, 0]; g31 = g[3, 1]; g32 = g[3, 2]; g33 = g[3, 3]
+    for b in range(B):
+        m = inv[b if inv.shape[0] > 1 else 0]
+        m00 = m[0, 0]; m01 = m[0, 1]; m02 = m[0, 2]; m03 = m[0, 3]; m10 = m[1, 0]; m11 = m[1, 1]; m12 = m[1, 2]; m13 = m[1, 3]; m20 = m[2, 0]; m21 = m[2, 1]; m22 = m[2, 2]; m23 = m[2, 3]; m30 = m[3, 0]; m31 = m[3, 1]; m32 = m[3, 2]; m33 = m[3, 3]
+        br = bra[b]
+        kr = ket[b]
+        acc_r = 0.0
+        acc_i = 0.0
+        for i in prange(N // 4):
+            x = ((i & ~(lo - 1)) << 1) | (i & (lo - 1))
+            x = ((x & ~(hi - 1)) << 1) | (x & (hi - 1))
+            j0 = x
+            j1 = x | s1
+            j2 = x | s0
+            j3 = x | s0 | s1
+            k0 = kr[j0]
+            k1 = kr[j1]
+            k2 = kr[j2]
+            k3 = kr[j3]
+            b0 = br[j0]
+            b1 = br[j1]
+            b2 = br[j2]
+            b3 = br[j3]
+            v = (np.conj(b0) * (g00 * k0 + g01 * k1 + g02 * k2 + g03 * k3)
+                 + np.conj(b1) * (g10 * k0 + g11 * k1 + g12 * k2 + g13 * k3)
+                 + np.conj(b2) * (g20 * k0 + g21 * k1 + g22 * k2 + g23 * k3)
+                 + np.conj(b3) * (g30 * k0 + g31 * k1 + g32 * k2 + g33 * k3))
+            acc_r += v.real
+            acc_i += v.imag
+            br[j0] = m00 * b0 + m01 * b1 + m02 * b2 + m03 * b3
+            br[j1] = m10 * b0 + m11 * b1 + m12 * b2 + m13 * b3
+            br[j2] = m20 * b0 + m21 * b1 + m22 * b2 + m23 * b3
+            br[j3] = m30 * b0 + m31 * b1 + m32 * b2 + m33 * b3
+            if update_ket:
+                kr[j0] = m00 * k0 + m01 * k1 + m02 * k2 + m03 * k3
+                kr[j1] = m10 * k0 + m11 * k1 + m12 * k2 + m13 * k3
+                kr[j2] = m20 * k0 + m21 * k1 + m22 * k2 + m23 * k3
+                kr[j3] = m30 * k0 + m31 * k1 + m32 * k2 + m33 * k3
+        out[b] = acc_r + 1j * acc_i
+    return out
+
+
+def vdot_real(a, b):
+    """``Re sum_c conj(a[r, c]) b[r, c]`` per row."""
+    B, N = a.shape
+    out = np.zeros(B)
+    for r in range(B):
+        ar = a[r]
+        br = b[r]
+        acc = 0.0
+        for c in prange(N):
+            x = ar[c]
+            y = br[c]
+            acc += x.real * y.real + x.imag * y.imag
+        out[r] = acc
+    return out
+
+
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11):
+    """Inside one block: sum conj(bra) G ket over the pairs of stride s, then bra <- inv bra."""
+    acc_r = 0.0
+    acc_i = 0.0
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        a = kr[i0]
+        c = kr[i1]
+        x = br[i0]
+        y = br[i1]
+        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+        acc_r += v.real
+        acc_i += v.imag
+        br[i0] = m00 * x + m01 * y
+        br[i1] = m10 * x + m11 * y
+    return acc_r, acc_i
+
+
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11):
+    """Columns p0..p0+W paired with p1..p1+W: overlap partial sum, then bra <- inv bra."""
+    acc_r = 0.0
+    acc_i = 0.0
+    for j in range(W):
+        a = kr[p0 + j]
+        c = kr[p1 + j]
+        x = br[p0 + j]
+        y = br[p1 + j]
+        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+        acc_r += v.real
+        acc_i += v.imag
+        br[p0 + j] = m00 * x + m01 * y
+        br[p1 + j] = m10 * x + m11 * y
+    return acc_r, acc_i
+
+
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11):
+    """:func:`_pairs_adjoint` for a diagonal gate with a diagonal generator."""
+    acc_r = 0.0
+    acc_i = 0.0
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        x = br[i0]
+        y = br[i1]
+        v = np.conj(x) * g00 * kr[i0] + np.conj(y) * g11 * kr[i1]
+        acc_r += v.real
+        acc_i += v.imag
+        br[i0] = m00 * x
+        br[i1] = m11 * y
+    return acc_r, acc_i
+
+
+def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
+    """One backward step over several 1-qubit gates on distinct wires (strides < ``blk``):
+    inside each cache block, from the last gate to the first, accumulate
+    ``<bra_m|G_r|ket>`` then undo gate r on every bra and on the ket. Returns (M, B, R)."""
+    M = bras.shape[0]
+    B, N = ket.shape
+    R = strides.shape[0]
+    nblk = N // blk
+    half = blk // 2
+    out = np.zeros((M, B, R), dtype=np.complex128)
+    for b in range(B):
+        kr = ket[b]
+        bm = b if invs.shape[1] > 1 else 0
+        part_r = np.zeros((nblk, M, R))
+        part_i = np.zeros((nblk, M, R))
+        for bi in prange(nblk):
+            base = bi * blk
+            for r in range(R - 1, -1, -1):
+                s = strides[r]
+                m00 = invs[r, bm, 0, 0]
+                m01 = invs[r, bm, 0, 1]
+                m10 = invs[r, bm, 1, 0]
+                m11 = invs[r, bm, 1, 1]
+                diag = m01 == 0 and m10 == 0 and gens[r, 0, 1] == 0 and gens[r, 1, 0] == 0
+                for mm in range(M):
+                    if diag:
+                        ar, ai = _pairs_adjoint_diag(bras[mm, b], kr, base, s, half, m00, m11,
+                                                     gens[r, 0, 0], gens[r, 1, 1])
+                    else:
+                        ar, ai = _pairs_adjoint(bras[mm, b], kr, base, s, half, m00, m01, m10, m11,
+                                                gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1])
+                    part_r[bi, mm, r] = ar
+                    part_i[bi, mm, r] = ai
+                _pairs_apply(kr, base, s, half, m00, m01, m10, m11)
+        for bi in range(nblk):
+            for mm in range(M):
+                for r in range(R):
+                    out[mm, b, r] += part_r[bi, mm, r] + 1j * part_i[bi, mm, r]
+    return out
+
+
+def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
+    """:func:`adjoint_1q_block` for gates on high wires (see :func:`apply_1q_high`)."""
+    M = bras.shape[0]
+    B, N = ket.shape
+    R = hstrides.shape[0]
+    Lo = 1 << lowbits
+    Hh = (N >> lowbits) // 2
+    nblk = Lo // W
+    out = np.zeros((M, B, R), dtype=np.complex128)
+    for b in range(B):
+        kr = ket[b]
+        bm = b if invs.shape[1] > 1 else 0
+        part_r = np.zeros((nblk, M, R))
+        part_i = np.zeros((nblk, M, R))
+        for cb in prange(nblk):
+            col0 = cb * W
+            for r in range(R - 1, -1, -1):
+                hs = hstrides[r]
+                m00 = invs[r, bm, 0, 0]
+                m01 = invs[r, bm, 0, 1]
+                m10 = invs[r, bm, 1, 0]
+                m11 = invs[r, bm, 1, 1]
+                g00 = gens[r, 0, 0]
+                g01 = gens[r, 0, 1]
+                g10 = gens[r, 1, 0]
+                g11 = gens[r, 1, 1]
+                for mm in range(M):
+                    br = bras[mm, b]
+                    acc_r = 0.0
+                    acc_i = 0.0
+                    for hp in range(Hh):
+                        h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
+                        p0 = (h0 << lowbits) + col0
+                        p1 = ((h0 | hs) << lowbits) + col0
+                        ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11)
+                        acc_r += ar
+                        acc_i += ai
+                    part_r[cb, mm, r] = acc_r
+                    part_i[cb, mm, r] = acc_i
+                for hp in range(Hh):
+                    h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
+                    p0 = (h0 << lowbits) + col0
+                    p1 = ((h0 | hs) << lowbits) + col0
+                    for j in range(W):
+                        a = kr[p0 + j]
+                        c = kr[p1 + j]
+                        kr[p0 + j] = m00 * a + m01 * c
+                        kr[p1 + j] = m10 * a + m11 * c
+        for cb in range(nblk):
+            for mm in range(M):
+                for r in range(R):
+                    out[mm, b, r] += part_r[cb, mm, r] + 1j * part_i[cb, mm, r]
+    return out
