@@ -239,6 +239,12 @@ def main(argv=None) -> int:
         parser.error(f"--only: unknown benchmark(s) {unknown}; valid: {', '.join(WORKLOADS)}")
     c_dtype = getattr(np, args.dtype)
     sizes = QUICK_SIZES if args.quick else SIZES
+    for name in (args.device, args.peer):  # fail in one line, before any table, on a bad device
+        try:
+            make_device(name, 2, c_dtype)
+        except Exception as exc:  # noqa: BLE001  (DeviceError, unknown device name, ...)
+            print(f"engine.py: cannot create device {name!r}: {exc}", file=sys.stderr)
+            return 2
 
     print("## qhybrid engine benchmark\n")
     for line in machine_info():

@@ -348,7 +348,7 @@ def check_qaoa(ctx):  # benchmarks/qaoa.py: QAOA energy+gradient on CUDA vs the 
 
 
 def time_qaoa(ctx):  # benchmarks/qaoa.py: energy+gradient at n = 20, 24, 26, 28 (p = 2), bandwidth floor
-    return _bench_module("qaoa").time_qaoa(ctx)
+    return _bench_module("qaoa").time_qaoa(ctx, print_row=print_row)
 
 
 SECTIONS.append(("qaoa", check_qaoa, time_qaoa))

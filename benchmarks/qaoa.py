@@ -294,8 +294,9 @@ def check_qaoa(ctx) -> list[str]:
     return failures
 
 
-def time_qaoa(ctx) -> list[dict]:
-    """Energy and energy+gradient times at n = 20, 24, 26, 28 (p = 2), and the bandwidth floor."""
+def time_qaoa(ctx, print_row=None) -> list[dict]:
+    """Energy and energy+gradient times at n = 20, 24, 26, 28 (p = 2), and the bandwidth floor;
+    each row is passed to ``print_row`` as soon as it is measured."""
     rows = []
     bw = bandwidth(ctx.device, mib=64 if ctx.smoke else 1024)
     for n in ctx.sizes([20, 24, 26, 28], [8, 10]):
@@ -323,6 +324,8 @@ def time_qaoa(ctx) -> list[dict]:
             except Exception as exc:
                 row["note"] = f"{type(exc).__name__}: {exc}"[:120]
             rows.append(row)
+            if print_row is not None:
+                print_row(row)
     return rows
 
 

@@ -185,3 +185,15 @@ def test_supports_derivatives():
     assert not dev.supports_derivatives(qml.devices.ExecutionConfig(gradient_method="backprop"))
     tape = qml.tape.QuantumScript([qml.RX(0.1, 0)], [qml.probs()], shots=10)
     assert not dev.supports_derivatives(cfg, tape)
+
+
+def test_torch_reference_path_matches():
+    """fast=False, fuse=False is the code path qhybrid.gpu runs (torch kernels only)."""
+    f, g = _qnodes("qhybrid.cpu", "adjoint", fast=False, fuse=False)
+    fr, gr = _qnodes("qhybrid.cpu", "adjoint")
+    np.testing.assert_allclose(np.array(f(X)), np.array(fr(X)), atol=1e-10)
+    jac = qml.jacobian(lambda x: qml.math.stack(f(x)))(X)
+    ref = qml.jacobian(lambda x: qml.math.stack(fr(x)))(X)
+    np.testing.assert_allclose(jac, ref, atol=1e-10)
+    for a, b in zip(g(X), gr(X)):
+        np.testing.assert_allclose(a, b, atol=1e-10)

@@ -144,3 +144,18 @@ def test_most_likely_symmetric_half_matches_reference():
     probs = QAOA(g, backend="torch").probabilities(x)
     for r in fast:  # ties may come in either order; each entry must be right
         assert float(probs[int(r["bitstring"], 2)]) == pytest.approx(r["probability"], abs=1e-12)
+
+
+@pytest.mark.parametrize("problem", ["maxcut", "maxclique"])
+def test_torch_sweeps_agree(problem):
+    """The torch reference's stored-state sweep against its two-state un-apply sweep."""
+    g = random_graph(11, 16, seed=2)
+    x = _params(3, seed=1)
+    unapply = QAOA(g, problem=problem, backend="torch")
+    unapply.STORE_TORCH = False
+    stored = QAOA(g, problem=problem, backend="torch")
+    assert stored._torch_stored(3) and not unapply._torch_stored(3)
+    e0, g0 = unapply.energy_and_grad(x)
+    e1, g1 = stored.energy_and_grad(x)
+    assert abs(e0 - e1) < 1e-12
+    np.testing.assert_allclose(g1, g0, atol=1e-12, rtol=0)

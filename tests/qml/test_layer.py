@@ -125,6 +125,13 @@ def test_pennylane_layer_pickles():
 
 
 @pytest.mark.cuda
+def test_numba_kernel_refuses_cuda():
+    layer = QuantumLayer(4, kernel="numba", device="cuda")
+    with pytest.raises(OperationError, match="CPU only"):
+        layer(torch.zeros(2, 4, device="cuda"))
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
 def test_cuda_matches_cpu(dtype):
     torch.manual_seed(0)

@@ -342,7 +342,8 @@ def fwd_low_store(psi, psf, k, index, levels, table, direct, gamma, store):
 
 @njit(parallel=True, **_OPTS)
 def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
-    """High pass of the forward mixer that also keeps the post-D' Hadamard-basis tile in ``store``."""
+    """High pass of the forward mixer that also keeps the post-D' Hadamard-basis tile in ``store``
+    (tile-major: tile t occupies ``store[t*rows*w:(t+1)*rows*w]``, rows of ``w``)."""
     bs = 1 << k
     rows = psi.shape[0] >> k
     ntiles = bs // w
@@ -360,7 +361,8 @@ def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
                 d = dh[r]
                 dlr = dl[pr[r], c0:c0 + w]
                 row = buf[r * w:(r + 1) * w]
-                out = store[r * bs + c0:r * bs + c0 + w]
+                t0 = tile * rows * w + r * w  # the store is tile-major: written and read contiguously
+                out = store[t0:t0 + w]
                 for c in range(w):
                     v = row[c] * (d * dlr[c])
                     row[c] = v
@@ -392,7 +394,8 @@ def fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, acc):
 @njit(parallel=True, **_OPTS)
 def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
     """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
-    ``stored`` holds the forward post-D' Hadamard-basis state psi_hat."""
+    ``stored`` holds the forward post-D' Hadamard-basis state psi_hat (tile-major, as written by
+    :func:`fwd_high_store`)."""
     bs = 1 << k
     rows = lam.shape[0] >> k
     ntiles = bs // w
@@ -413,7 +416,8 @@ def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, 
                 d = dhc[r]
                 zlr = zl[q, c0:c0 + w]
                 dlr = dlc[q, c0:c0 + w]
-                xs = stored[r * bs + c0:r * bs + c0 + w]
+                t0 = tile * rows * w + r * w
+                xs = stored[t0:t0 + w]
                 row = bl[r * w:(r + 1) * w]
                 for c in range(w):
                     x = xs[c]

@@ -137,7 +137,8 @@ class QAOA:
             out = []
             for a in arr:  # one parameter set at a time keeps the reference's temporaries bounded
                 e, g = torch_engine.energy_and_grad(self.diagonal, torch.as_tensor(a[None], device=self.device),
-                                                    dtype=self.dtype, prepared=self._prepared())
+                                                    dtype=self.dtype, prepared=self._prepared(),
+                                                    stored=self._torch_stored(a.shape[1]))
                 out.append((float(e[0]), g[0].cpu().numpy()))
         else:
             out = [self._numba_sweep(a, grad=True) for a in arr]
@@ -180,6 +181,14 @@ class QAOA:
             cost = d.values[z] if d.values is not None else d.levels[d.index[z].long()]
             out.append({"bitstring": bitstring(z, self.n), "probability": p, "cost": float(cost)})
         return out
+
+    def _torch_stored(self, p: int) -> bool:
+        """Use the stored-state sweep when its ~(2p + 6) states fit (the torch path's temporaries)."""
+        need = (2 * p + 6) * memory.state_bytes(self._n_eff(), self.dtype)
+        limit = self._limit if self._limit is not None else memory.available_bytes(self.device) // 2
+        return self.STORE_TORCH and need <= limit
+
+    STORE_TORCH = True
 
     def _prepared(self):
         if self._torch_prep is None:

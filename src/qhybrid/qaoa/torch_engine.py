@@ -128,9 +128,17 @@ def energy(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, 
     return pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
 
 
-def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, prepared=None):
-    """``(<C> (B,), d<C>/dparams (B, 2, p))`` by one forward and one adjoint (un-apply) sweep."""
+def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.complex128, prepared=None,
+                    stored: bool = False):
+    """``(<C> (B,), d<C>/dparams (B, 2, p))`` by one forward and one adjoint sweep.
+
+    ``stored=False``: un-apply both states (2 states' memory plus temporaries, 6p transforms);
+    ``stored=True``: keep the forward's intermediate states and un-apply lambda alone
+    (about 2p more states, 4p transforms). See ADJOINT.md.
+    """
     pr = prepared or Prepared(diag, dtype)
+    if stored:
+        return _energy_and_grad_stored(pr, params)
     p = params.shape[2]
     psi = _forward(pr, params)
     e = pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
@@ -146,4 +154,34 @@ def energy_and_grad(diag: CostDiagonal, params: torch.Tensor, *, dtype=torch.com
         if layer:
             ph = pr.phase(params[:, 0, layer]).conj()
             psi, lam = psi * ph, lam * ph
+    return e, grad
+
+
+def _energy_and_grad_stored(pr: Prepared, params: torch.Tensor):
+    p = params.shape[2]
+    amp = 2.0 ** (-pr.n / 2)
+    psi = torch.full((params.shape[0], pr.size), amp, dtype=pr.dtype, device=pr.device)
+    after_phase, hats = [], []
+    for layer in range(p):
+        psi = psi * pr.phase(params[:, 0, layer])
+        after_phase.append(psi if layer else None)  # layer 1's is amp * phase: recomputed
+        hat = wht(psi, pr.m) * pr.mixer_diag(params[:, 1, layer])
+        hats.append(hat)
+        psi = wht(hat, pr.m)
+    e = pr.fold * (psi.abs().square().to(torch.float64) * pr.cost).sum(dim=1)
+    lam = psi * pr.cost_r
+    del psi
+    grad = torch.zeros(params.shape, dtype=torch.float64, device=pr.device)
+    for layer in reversed(range(p)):
+        lam = wht(lam, pr.m)
+        hat = hats.pop()
+        grad[:, 1, layer] = 2.0 * pr.fold * (lam.conj() * pr.zs_r * hat).sum(dim=1).imag.to(torch.float64)
+        del hat
+        lam = wht(lam * pr.mixer_diag(params[:, 1, layer]).conj(), pr.m)
+        ph = pr.phase(params[:, 0, layer])
+        before = after_phase.pop() if layer else amp * ph
+        grad[:, 0, layer] = 2.0 * pr.fold * (lam.conj() * pr.cost_r * before).sum(dim=1).imag.to(torch.float64)
+        del before
+        if layer:
+            lam = lam * ph.conj()
     return e, grad

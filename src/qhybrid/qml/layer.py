@@ -106,6 +106,9 @@ class QuantumLayer(nn.Module):
         x = inputs.unsqueeze(0) if single else inputs
         if x.ndim != 2 or x.shape[1] != self.n_wires:
             raise OperationError(f"inputs of shape {tuple(inputs.shape)}: expected (batch, {self.n_wires})")
+        if self.kernel == "numba" and self.rotation.device.type != "cpu":
+            raise OperationError(f"kernel='numba' runs on the CPU only; the layer is on "
+                                 f"{self.rotation.device}: use kernel='auto' or 'torch'")
         x = x.to(device=self.rotation.device, dtype=self.rotation.dtype)
         factors, mats, obs = self.matrices(x)
         out = CircuitExpval.apply(factors, mats, obs, self.plan, self._workspace, self.kernel).unsqueeze(-1)

@@ -187,7 +187,7 @@ def vdot_real(a, b):
 
 
 @njit(fastmath=True, cache=True)
-def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11):
+def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11, upd):
     """Inside one block: sum conj(bra) G ket over the pairs of stride s, then bra <- inv bra."""
     acc_r = 0.0
     acc_i = 0.0
@@ -203,11 +203,14 @@ def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11
         acc_i += v.imag
         br[i0] = m00 * x + m01 * y
         br[i1] = m10 * x + m11 * y
+        if upd:
+            kr[i0] = m00 * a + m01 * c
+            kr[i1] = m10 * a + m11 * c
     return acc_r, acc_i
 
 
 @njit(fastmath=True, cache=True)
-def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11):
+def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11, upd):
     """Columns p0..p0+W paired with p1..p1+W: overlap partial sum, then bra <- inv bra."""
     acc_r = 0.0
     acc_i = 0.0
@@ -221,11 +224,14 @@ def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g1
         acc_i += v.imag
         br[p0 + j] = m00 * x + m01 * y
         br[p1 + j] = m10 * x + m11 * y
+        if upd:
+            kr[p0 + j] = m00 * a + m01 * c
+            kr[p1 + j] = m10 * a + m11 * c
     return acc_r, acc_i
 
 
 @njit(fastmath=True, cache=True)
-def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11):
+def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11, upd):
     """:func:`_pairs_adjoint` for a diagonal gate with a diagonal generator."""
     acc_r = 0.0
     acc_i = 0.0
@@ -234,11 +240,16 @@ def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11):
         i1 = i0 | s
         x = br[i0]
         y = br[i1]
-        v = np.conj(x) * g00 * kr[i0] + np.conj(y) * g11 * kr[i1]
+        a = kr[i0]
+        c = kr[i1]
+        v = np.conj(x) * g00 * a + np.conj(y) * g11 * c
         acc_r += v.real
         acc_i += v.imag
         br[i0] = m00 * x
         br[i1] = m11 * y
+        if upd:
+            kr[i0] = m00 * a
+            kr[i1] = m11 * c
     return acc_r, acc_i
 
 
@@ -267,15 +278,15 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
                 m11 = invs[r, bm, 1, 1]
                 diag = m01 == 0 and m10 == 0 and gens[r, 0, 1] == 0 and gens[r, 1, 0] == 0
                 for mm in range(M):
+                    upd = mm == M - 1  # the ket is undone with the last bra, after all reads
                     if diag:
                         ar, ai = _pairs_adjoint_diag(bras[mm, b], kr, base, s, half, m00, m11,
-                                                     gens[r, 0, 0], gens[r, 1, 1])
+                                                     gens[r, 0, 0], gens[r, 1, 1], upd)
                     else:
                         ar, ai = _pairs_adjoint(bras[mm, b], kr, base, s, half, m00, m01, m10, m11,
-                                                gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1])
+                                                gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1], upd)
                     part_r[bi, mm, r] = ar
                     part_i[bi, mm, r] = ai
-                _pairs_apply(kr, base, s, half, m00, m01, m10, m11)
         for bi in range(nblk):
             for mm in range(M):
                 for r in range(R):
@@ -311,26 +322,19 @@ def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
                 g11 = gens[r, 1, 1]
                 for mm in range(M):
                     br = bras[mm, b]
+                    upd = mm == M - 1
                     acc_r = 0.0
                     acc_i = 0.0
                     for hp in range(Hh):
                         h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
                         p0 = (h0 << lowbits) + col0
                         p1 = ((h0 | hs) << lowbits) + col0
-                        ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11)
+                        ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11,
+                                                     g00, g01, g10, g11, upd)
                         acc_r += ar
                         acc_i += ai
                     part_r[cb, mm, r] = acc_r
                     part_i[cb, mm, r] = acc_i
-                for hp in range(Hh):
-                    h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
-                    p0 = (h0 << lowbits) + col0
-                    p1 = ((h0 | hs) << lowbits) + col0
-                    for j in range(W):
-                        a = kr[p0 + j]
-                        c = kr[p1 + j]
-                        kr[p0 + j] = m00 * a + m01 * c
-                        kr[p1 + j] = m10 * a + m11 * c
         for cb in range(nblk):
             for mm in range(M):
                 for r in range(R):

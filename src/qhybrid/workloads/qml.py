@@ -18,6 +18,15 @@ of the ranks' mean-loss gradients is the global batch's mean gradient, and the
 run follows the single-process trajectory to rounding. Rank 0 alone logs,
 checkpoints and writes results; loss and accuracy are all-reduced first.
 
+Per epoch (``iteration_number`` = epoch): metrics ``Loss`` (mean margin loss
+over the epoch's samples, each taken in its batch's forward pass, before that
+batch's update), ``Accuracy`` (same samples) and ``epoch_seconds``; a
+checkpoint ``<job>_qml.json`` (model, optimizer, scheduler, epoch, history;
+pickled) from which a later run resumes, its own or one copied in with
+``copy_checkpoints_from_job``. At the end ``results/model.pt`` (the state
+dict) and the result: ``loss``, ``accuracy``, ``losses``, ``epoch_seconds``,
+``world_size``, ``device`` and the sizes.
+
 Runs as ``python qml.py`` under the job runtime or standalone.
 """
 from __future__ import annotations
