@@ -217,9 +217,4 @@ def random_graph(n_nodes: int, n_edges: int, *, seed: int) -> Graph:
     return as_graph(nx.gnm_random_graph(n_nodes, n_edges, seed=seed))
 
 
-def n_qubits_bytes(n: int, dtype: torch.dtype) -> int:
-    """Bytes of one ``2**n`` state of ``dtype``."""
-    return (2**n) * (16 if dtype == torch.complex128 else 8)
-
-
 __all__ = ["Graph", "CostDiagonal", "as_graph", "cost_diagonal", "random_graph", "bitstring", "PROBLEMS"]

@@ -98,7 +98,7 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> to
 #: Cache block (amplitudes) for the blocked 1-qubit layer kernels.
 BLOCK = 1 << 13
 #: Columns per block for the high-wire pass (rows of ``BLOCK`` amplitudes, ``COLUMNS`` wide).
-COLUMNS = 16
+COLUMNS = 32
 
 
 def block_size(N: int) -> int:

@@ -149,6 +149,18 @@ def _pairs_apply(row, base, s, half, m00, m01, m10, m11):
         row[i1] = m10 * a + m11 * c
 
 
+@njit(fastmath=True, cache=True)
+def _pairs_apply_rx(row, base, s, half, c, sn):
+    """:func:`_pairs_apply` for ``[[c, -i sn], [-i sn, c]]`` (RX), in real arithmetic."""
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        a = row[i0]
+        d = row[i1]
+        row[i0] = complex(c * a.real + sn * d.imag, c * a.imag - sn * d.real)
+        row[i1] = complex(c * d.real + sn * a.imag, c * d.imag - sn * a.real)
+
+
 def apply_1q_block(state, mats, strides, blk):
     """Several 2x2 gates (``mats[r]`` (Bm, 2, 2), distinct wires, strides < ``blk``) applied
     block by block: each ``blk``-amplitude block stays in cache for all of them."""
@@ -160,8 +172,14 @@ def apply_1q_block(state, mats, strides, blk):
         bm = b if mats.shape[1] > 1 else 0
         for bi in prange(nblk):
             for r in range(R):
-                _pairs_apply(row, bi * blk, strides[r], blk // 2, mats[r, bm, 0, 0], mats[r, bm, 0, 1],
-                             mats[r, bm, 1, 0], mats[r, bm, 1, 1])
+                m00 = mats[r, bm, 0, 0]
+                m01 = mats[r, bm, 0, 1]
+                if (m00 == mats[r, bm, 1, 1] and m01 == mats[r, bm, 1, 0] and m00.imag == 0
+                        and m01.real == 0):
+                    _pairs_apply_rx(row, bi * blk, strides[r], blk // 2, m00.real, -m01.imag)
+                else:
+                    _pairs_apply(row, bi * blk, strides[r], blk // 2, m00, m01, mats[r, bm, 1, 0],
+                                 mats[r, bm, 1, 1])
 
 
 def apply_1q_high(state, mats, hstrides, lowbits, W):

@@ -6,9 +6,9 @@ threaded through :func:`qhybrid.sim.fastkernels.kernel`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange  # noqa: F401  (prange: parallel loops once compiled threaded)
+from numba import njit, prange  # noqa: F401  (njit: helpers; prange: threaded loops)
 
-from .fastkernels import _pairs_apply, _parity, _sign_table  # noqa: F401
+from .fastkernels import _parity, _sign_table  # noqa: F401
 
 
 def pauli_expval(state, xmask, zmask):

@@ -36,10 +36,36 @@ def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int |
 def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
                 cache=None, n_states: int = 2) -> torch.Tensor:
     """The (B, 2**n) state after all operations."""
-    check_memory(circuit.n_wires, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
-    state = initial_state(circuit, dtype=dtype, device=device)
-    for kop in lower(circuit.operations, circuit.n_wires, dtype=dtype, device=device, fuse=fuse, cache=cache):
-        apply_kop(state, kop, circuit.n_wires, fast=fast)
+    n = circuit.n_wires
+    check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
+    kops = lower(circuit.operations, n, dtype=dtype, device=device, fuse=fuse, cache=cache)
+    first = kops[0] if kops else None
+    if (circuit.initial_state is None and first is not None and first.kind == "layer"
+            and len(set(first.wires)) == len(first.wires)):
+        state = product_state(first, n, batch=circuit.batch_size, dtype=dtype, device=device)
+        kops = kops[1:]
+    else:
+        state = initial_state(circuit, dtype=dtype, device=device)
+    for kop in kops:
+        apply_kop(state, kop, n, fast=fast)
+    return state
+
+
+def product_state(layer, n: int, *, batch: int, dtype, device) -> torch.Tensor:
+    """``(x)_w u_w|0>`` for a first layer of 1-qubit gates on distinct wires, built in place by
+    doubling (about two passes, instead of a zeroed state plus one pass per gate)."""
+    cols = {w: layer.data[r][:, :, 0].to(dtype) for r, w in enumerate(layer.wires)}  # (P, 2) each
+    state = torch.empty(batch, 2**n, dtype=dtype, device=device)
+    state[:, :1] = 1
+    size = 1
+    for w in range(n - 1, -1, -1):
+        col = cols.get(w)
+        if col is None:
+            state[:, size:2 * size] = 0
+        else:
+            torch.mul(state[:, :size], col[:, 1:2], out=state[:, size:2 * size])
+            state[:, :size].mul_(col[:, 0:1])
+        size *= 2
     return state
 
 
