@@ -77,7 +77,7 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
-def bytes_moved(n: int, p: int, *, dtype=torch.complex128, symmetric: bool = True, index_bytes: int = 1,
+def bytes_moved(n: int, p: int, *, dtype=torch.complex128, symmetric: bool = True, index_bytes: int = 2,
                 stored: bool = True) -> int:
     """Bytes the fused sweep must move for one energy+gradient (see qaoa/ADJOINT.md).
 

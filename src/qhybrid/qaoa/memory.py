@@ -26,7 +26,7 @@ def required_bytes(n: int, *, dtype=torch.complex128, backend: str = "numba", ba
     s = state_bytes(n, dtype)
     size = 2**n
     if backend == "numba":
-        return 2 * s + size * index_itemsize + size * 4  # + int32 accumulator while building
+        return 2 * s + size * (index_itemsize + 2 + 4)  # + int16 copy, int32 accumulator while building
     return batch * 8 * s + size * (8 + 1 + index_itemsize + 4)
 
 

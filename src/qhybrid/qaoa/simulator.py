@@ -240,13 +240,19 @@ class QAOA:
                 zl = np.stack([k - 2 * pop_c] * 2).astype(np.float64)
             scratch = np.zeros((nt, 2, rows * w), dtype=cplx)
             d = self.diagonal
-            direct = d.values is not None
+            # one index type (int16) for every problem keeps the kernels to one compiled version per
+            # dtype; a cost span beyond int16 is looked up directly as float64 values
+            direct = d.values is not None or d.index.dtype == torch.int32
+            if direct:
+                index = np.zeros(1, dtype=np.int16)
+                levels = (d.values[:half] if d.values is not None else d.levels[d.index[:half].long()]).numpy()
+            else:
+                index, levels = d.index[:half].to(torch.int16).numpy(), d.levels.numpy()
             self._bufs = dict(
                 k=k, w=w, nt=nt, rows=rows, real=real, cplx=cplx, psi_t=psi_t, lam_t=lam_t,
                 psi=psi, psf=psi.view(real), lam=lam, laf=lam.view(real),
                 scratch=scratch, scratchf=scratch.view(real), direct=direct,
-                index=(np.zeros(1, dtype=np.uint8) if direct else d.index[:half].numpy()),
-                levels=(d.values[:half].numpy() if direct else d.levels.numpy()),
+                index=index, levels=levels,
                 zh=zh, zl=zl, pr=(pop_r & 1).astype(np.uint8),
                 fold=2.0 if self._symmetric() else 1.0, half=half,
                 acc_b=np.zeros(half >> k), acc_t=np.zeros(nt),

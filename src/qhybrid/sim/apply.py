@@ -68,7 +68,8 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> to
         return state
     if kop.kind == "swap":
         if use_fast(state, fast):
-            _fk.kernel("swap_pairs", state.shape[1])(state.numpy(), 1 << (n - 1 - kop.wires[0]),
+            # serial on purpose: a pure copy gains nothing from threads, and measured slower with them
+            _fk.kernel("swap_pairs", 0)(state.numpy(), 1 << (n - 1 - kop.wires[0]),
                                                      1 << (n - 1 - kop.wires[1]), kop.ctrl)
         else:
             state.copy_(kernels.apply_matrix(state, kop.data[0], list(kop.wires), n))

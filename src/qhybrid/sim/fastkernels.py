@@ -8,6 +8,8 @@ axis of 1 or B, strides are powers of two (``stride = 2**(n-1-wire)``).
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -16,7 +18,7 @@ _SERIAL = dict(parallel=False, cache=True, fastmath=True, nogil=True)
 
 #: States with at least this many amplitudes use the threaded kernels; below it the
 #: serial ones (a parallel region costs more than a small pass, worse on a busy machine).
-PARALLEL_MIN = 1 << 18
+PARALLEL_MIN = 1 << 21
 
 
 @njit(inline="always")
@@ -218,8 +220,18 @@ def _compile():
     mods = (globals(), vars(fastgrad), vars(fastobs))
     for name in KERNELS:
         f = next(m[name] for m in mods if name in m)
-        _PAR[name] = njit(**_OPTS)(f)
-        _SER[name] = njit(**_SERIAL)(f)
+        _PAR[name] = njit(**_OPTS)(_renamed(f, "_threaded"))
+        _SER[name] = njit(**_SERIAL)(_renamed(f, "_serial"))
+
+
+def _renamed(f, suffix):
+    """A copy of ``f`` with its own name: numba's on-disk cache is keyed by the function's
+    name, not by the ``parallel`` flag, so the two variants must not share one."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    return g
 
 
 #: Names of the kernels, each compiled serial and threaded on first use.
