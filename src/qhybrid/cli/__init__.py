@@ -17,7 +17,6 @@ COMMAND_MODULES = (
     "qhybrid.cli.jobs",  # run, jobs, instances, devices
     "qhybrid.cli.qaoa",  # qaoa
     "qhybrid.cli.qml",  # qml
-    "qhybrid.cli.bench",  # bench
 )
 
 
