@@ -5,6 +5,7 @@ find it through ``QHYBRID_RAY_ADDRESS``, as detached supervisors would.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,16 +18,19 @@ import pytest
 
 pytest.importorskip("ray")
 
-import qhybrid.workloads.qaoa as qaoa_workload  # noqa: E402
-import qhybrid.workloads.qml as qml_workload  # noqa: E402
+from qhybrid.cli import build_parser, main  # noqa: E402
+from qhybrid.cli import qaoa as qaoa_cli  # noqa: E402
+from qhybrid.cli import qml as qml_cli  # noqa: E402
+from qhybrid.errors import ClusterError, SpecError  # noqa: E402
 from qhybrid.jobs import InstanceConfig, Job, store  # noqa: E402
 from qhybrid.jobs.backends import ray_cluster  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 
 CPU = "local:qhybrid/qhybrid.cpu"
-QAOA_HP = {"n_nodes": "6", "n_edges": "8", "n_layers": "2", "iterations": "3", "seed": "7"}
-QML_HP = {"nwires": "4", "ndata": "24", "batch_size": "8", "epochs": "2", "lr": "0.05", "seed": "11"}
+QAOA_ARGS = ["qaoa", "--nodes", "6", "--edges", "8", "--layers", "2", "--iterations", "3", "--seed", "7"]
+QML_ARGS = ["qml", "--wires", "4", "--data", "24", "--batch-size", "8", "--epochs", "2", "--seed", "11",
+            "--processes-per-instance", "2"]
 SLOW = """
 import os, time
 from qhybrid.jobs import save_job_checkpoint
@@ -71,39 +75,47 @@ def _wait_log(job: Job, pattern: str, timeout: float = 60.0) -> re.Match:
     raise AssertionError(f"{pattern!r} not in the log of {job.name}:\n{job.logs()}")
 
 
-def test_qaoa_job_gives_the_same_result_as_local(cluster):
-    local = Job.create(CPU, qaoa_workload.__file__, entry_point="qaoa", hyperparameters=QAOA_HP,
-                       in_process=True)
-    job = Job.create(CPU, qaoa_workload.__file__, entry_point="qaoa", hyperparameters=QAOA_HP,
-                     backend="ray").wait(timeout=120)
-    assert job.state() == "COMPLETED", job.describe()["failure_reason"]
+def _run_cli(argv, capsys) -> dict:
+    """Run ``qhybrid ARGV --json`` in this process; return its JSON outcome."""
+    capsys.readouterr()
+    code = main([*argv, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    return out
+
+
+def test_qaoa_on_ray_gives_the_same_result_as_local(cluster, capsys):
+    local = Job.create(**qaoa_cli.job_kwargs(build_parser().parse_args(QAOA_ARGS)), in_process=True)
+    out = _run_cli([*QAOA_ARGS, "--backend", "ray", "--address", cluster.address], capsys)
+    job = Job.get(out["job"])
+    assert job.state() == "COMPLETED" and job.spec().backend == "ray"
     ours, theirs = job.result(), local.result()
     assert ours["best_bitstring"] == theirs["best_bitstring"]
     for key in ("params", "cost", "best_value", "optimum"):
         np.testing.assert_allclose(ours[key], theirs[key], atol=1e-12, rtol=0, err_msg=key)
-    assert job.metrics()["Cost"] == pytest.approx(local.metrics()["Cost"], abs=1e-12)
+    np.testing.assert_allclose(job.metrics()["Cost"], local.metrics()["Cost"], atol=1e-12, rtol=0)
     assert f"placed on the Ray cluster at {cluster.address}" in job.logs()
 
 
-def test_two_rank_data_parallel_qml_matches_local_data_parallel(cluster):
-    kwargs = dict(entry_point="qml", hyperparameters=QML_HP, distribution="data_parallel",
-                  processes_per_instance=2)
-    local = Job.create(CPU, qml_workload.__file__, **kwargs)
-    job = Job.create(CPU, qml_workload.__file__, backend="ray", **kwargs)
+def test_two_rank_data_parallel_qml_on_ray_matches_local_data_parallel(cluster, capsys):
+    local = Job.create(**qml_cli.job_kwargs(build_parser().parse_args(QML_ARGS)))  # runs meanwhile
+    out = _run_cli([*QML_ARGS, "--backend", "ray"], capsys)  # the address from QHYBRID_RAY_ADDRESS
+    job = Job.get(out["job"])
     local.wait(timeout=180)
-    job.wait(timeout=180)
-    assert job.state() == "COMPLETED", job.describe()["failure_reason"]
+    assert local.state() == "COMPLETED", local.describe()["failure_reason"]
     result, expected = job.result(), local.result()
-    assert result["world_size"] == 2
-    assert result["losses"] == pytest.approx(expected["losses"], abs=1e-10)
-    assert job.metrics(metric_type="iteration_number")["Loss"] == pytest.approx(expected["losses"], abs=1e-10)
+    assert result["world_size"] == expected["world_size"] == 2
+    np.testing.assert_allclose(result["losses"], expected["losses"], atol=1e-10, rtol=0)
+    np.testing.assert_allclose(job.metrics(metric_type="iteration_number")["Loss"], expected["losses"],
+                               atol=1e-10, rtol=0)
     checkpoints = sorted(p.name for p in (store.job_dir(job.name) / "checkpoints").iterdir())
     assert checkpoints == [f"{job.name}_qml.json"]
-    assert (store.job_dir(job.name) / "logs" / "rank-1.log").exists()
+    assert (store.job_dir(job.name) / "logs" / "rank-1.log").exists() and not job.metrics(rank=1)
 
 
 def test_checkpoints_come_home_while_running_and_cancel_stops_the_actors(cluster, write_script):
-    job = Job.create(CPU, str(write_script("slow.py", SLOW)), backend="ray")
+    client = f"ray://127.0.0.1:{cluster.client_port}"  # through Ray Client, as from outside a cluster
+    job = Job.create(CPU, str(write_script("slow.py", SLOW)), backend="ray", address=client)
     pid = int(_wait_log(job, r"actor-pid=(\d+)").group(1))
     checkpoint = store.job_dir(job.name) / "checkpoints" / f"{job.name}.json"
     deadline = time.monotonic() + 30
@@ -112,7 +124,7 @@ def test_checkpoints_come_home_while_running_and_cancel_stops_the_actors(cluster
     assert checkpoint.exists() and job.state() == "RUNNING"  # synced while the job runs
     assert job.cancel() == "CANCELLED"
     assert job.describe()["failure_reason"] == "cancelled on request"
-    assert checkpoint.exists()
+    assert checkpoint.exists() and f"placed on the Ray cluster at {client}" in job.logs()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
         time.sleep(0.1)
@@ -124,35 +136,42 @@ def test_a_killed_worker_fails_the_job(cluster, write_script):
     pid = int(_wait_log(job, r"actor-pid=(\d+)").group(1))
     os.kill(pid, signal.SIGKILL)
     assert job.wait(timeout=60).state() == "FAILED"
-    assert "worker died" in job.describe()["failure_reason"]
+    assert job.describe()["failure_reason"].startswith("worker died: ")
 
 
-def test_a_request_the_cluster_can_never_fit_fails_with_a_cluster_error(cluster, write_script):
-    job = Job.create(CPU, str(write_script("tiny.py", "print('hi')\n")), backend="ray",
-                     distribution="data_parallel", instance_config=InstanceConfig(instanceCount=3))
+def test_what_the_cluster_can_never_fit_is_refused_at_submission_or_fails_the_job(cluster, write_script):
+    script = str(write_script("tiny.py", "print('hi')\n"))
+    too_big = dict(backend="ray", distribution="data_parallel", instance_config=InstanceConfig(instanceCount=3))
+    with pytest.raises(ClusterError, match="3 x ml.m5.large needs at least one CPU per instance"):
+        Job.create(CPU, script, **too_big)
+    assert Job.list() == []  # nothing written
+    # where the submission cannot check (ray:// or auto addresses), the supervisor finds out
+    with mock.patch("qhybrid.jobs.backends.ray.check_submission"):
+        job = Job.create(CPU, script, **too_big)
     assert job.wait(timeout=60).state() == "FAILED"
-    assert "ClusterError" in job.describe()["failure_reason"]
-    assert "at least one CPU per instance" in job.describe()["failure_reason"]
+    assert job.describe()["failure_reason"].startswith("ClusterError: 3 x ml.m5.large needs at least one CPU")
 
 
-def test_a_sweep_returns_at_once_and_the_cluster_runs_the_jobs_by_resources(cluster, write_script):
+def test_a_sweep_returns_at_once_and_jobs_wait_queued_for_room(cluster, write_script, capsys):
     script = write_script("step.py", """
         import time
         from qhybrid.jobs import save_job_result
         start = time.time(); time.sleep(1.0)
         save_job_result({"start": start, "end": time.time()})
     """)
+    names = []
     t0 = time.monotonic()
-    jobs = [Job.create(CPU, str(script), backend="ray", hyperparameters={"i": i},
-                       instance_config=InstanceConfig(instanceType="ml.m5.2xlarge")) for i in range(2)]
-    assert time.monotonic() - t0 < 10  # submission does not wait for the cluster
-    spans = []
-    for job in jobs:
-        job.wait(timeout=120)
-        assert job.state() == "COMPLETED", job.describe()["failure_reason"]
-        spans.append((job.result()["start"], job.result()["end"]))
-    (s1, e1), (s2, e2) = sorted(spans)
-    assert s2 >= e1 - 0.05  # each takes the whole 2-CPU cluster, so they ran one after the other
+    for i in range(2):  # each takes the whole 2-CPU cluster
+        assert main(["run", str(script), "--backend", "ray", "--instance", "ml.m5.2xlarge",
+                     "--hp", f"i={i}", "--no-wait"]) == 0
+        names.append(capsys.readouterr().out.strip())
+    assert time.monotonic() - t0 < 15  # submission does not wait for the cluster
+    jobs = [Job.get(n).wait(timeout=120) for n in names]
+    assert [j.state() for j in jobs] == ["COMPLETED", "COMPLETED"]
+    spans = sorted(((j.result()["start"], j.result()["end"], j) for j in jobs), key=lambda t: t[0])
+    (s1, e1, _), (s2, e2, second) = spans
+    assert s2 >= e1 - 0.05  # one after the other
+    assert store.get(second.name)["started"] >= e1 - 0.05  # QUEUED, not RUNNING (nor billed), while waiting
 
 
 def test_the_local_cluster_is_recorded_bound_to_loopback_and_reused(cluster):
@@ -208,20 +227,38 @@ def _decode_ip(hexaddr: str, v6: bool) -> str:
     return str(ip.ipv4_mapped and f"::ffff:{ip.ipv4_mapped}" or ip)
 
 
-def test_submission_check_refuses_what_can_never_fit_and_dead_addresses(cluster, write_script):
-    from qhybrid.errors import ClusterError
-    from qhybrid.jobs.backends.ray import check_submission
-    from qhybrid.jobs.spec import build_spec
-
+def test_submission_refuses_dead_addresses_at_once_and_address_needs_ray(cluster, write_script):
     script = str(write_script("tiny.py", "print('hi')\n"))
-    fits = build_spec(device=CPU, source_module=script, backend="ray")
-    assert check_submission(fits) == cluster.address
-    too_big = build_spec(device=CPU, source_module=script, backend="ray", distribution="data_parallel",
-                         instance_config=InstanceConfig(instanceCount=3))
-    with pytest.raises(ClusterError, match="3 x ml.m5.large needs at least one CPU per instance"):
-        check_submission(too_big)
-    with mock.patch.dict(os.environ, {"QHYBRID_RAY_ADDRESS": "127.0.0.1:1"}):
-        t0 = time.monotonic()
-        with pytest.raises(ClusterError, match="no Ray cluster answers at '127.0.0.1:1'"):
-            check_submission(fits)
-        assert time.monotonic() - t0 < 10
+    t0 = time.monotonic()
+    with pytest.raises(ClusterError, match="no Ray cluster answers at '127.0.0.1:1'"):
+        Job.create(CPU, script, backend="ray", address="127.0.0.1:1")
+    assert time.monotonic() - t0 < 10 and Job.list() == []
+    with pytest.raises(SpecError, match="needs backend='ray'"):
+        Job.create(CPU, script, address=cluster.address)
+
+
+def test_a_dead_node_or_worker_is_reported_as_worker_died_and_busy_ones_are_waited_for():
+    import types
+
+    import ray.exceptions as rex
+
+    from qhybrid.jobs.backends.ray import DIED_CODE, Backend
+
+    class FakeRay:
+        def get(self, ref, timeout):
+            if isinstance(ref, Exception):
+                raise ref
+            return ref
+
+    def actor(result):
+        return types.SimpleNamespace(poll=types.SimpleNamespace(remote=lambda: result))
+
+    backend, lines = Backend(), []
+    backend._on_line, backend._ray = (lambda rank, line: lines.append((rank, line))), FakeRay()
+    backend._codes = {0: None, 1: None, 2: None}
+    backend._poll_once({0: actor(([("stdout", "hi")], None)),
+                        1: actor(rex.NodeDiedError("the node 7f3a running this worker died")),
+                        2: actor(rex.GetTimeoutError("busy"))})
+    assert backend.poll() == {0: None, 1: DIED_CODE, 2: None}
+    assert backend.failure_reason(1) == "worker died: the node 7f3a running this worker died"
+    assert lines == [(0, "hi"), (1, "qhybrid: worker died: the node 7f3a running this worker died")]

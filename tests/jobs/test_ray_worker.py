@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
+import tempfile
 import tarfile
 import time
 from pathlib import Path
@@ -61,6 +63,22 @@ def test_runs_in_its_workspace_streams_lines_and_returns_outputs(tmp_path):
     assert (tmp_path / "out" / "checkpoints" / "old.json").exists()
     runner.cleanup()
     assert not workdir.exists()
+
+
+def test_workspaces_of_dead_actors_are_swept(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"qhybrid-rank-{int(dead.stdout)}-abc"
+    live = tmp_path / f"qhybrid-rank-{os.getpid()}-def"
+    stale.mkdir()
+    live.mkdir()
+    runner = RankRunner()
+    workdir = Path(runner.start(_bundle(tmp_path, "pass\n"), env={}, argv=[sys.executable, "s.py"]))
+    _run_to_end(runner)
+    assert not stale.exists() and live.exists() and workdir.parent == tmp_path
+    runner.cleanup()
 
 
 def test_kill_ends_the_process_group(tmp_path):

@@ -134,6 +134,7 @@ def cmd_run(args) -> int:
         max_cost=args.max_cost,
         processes_per_instance=args.processes_per_instance,
         backend=args.backend,
+        address=args.address,
     )
     return submit_and_wait(kwargs, json_output=args.json, wait=not args.no_wait)
 
@@ -310,6 +311,10 @@ def register(subparsers) -> None:
     run.add_argument("--processes-per-instance", type=int, metavar="K",
                      help="data-parallel processes per instance (implies --data-parallel)")
     run.add_argument("--backend", default="local", help="where processes run: local (default) or ray")
+    run.add_argument("--address", default=None, metavar="ADDR",
+                     help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
+                     "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
+                     "else a local cluster on 127.0.0.1")
     run.add_argument("--no-wait", action="store_true", help="print the job name and return at once")
     _add_json(run)
     run.set_defaults(func=cmd_run)

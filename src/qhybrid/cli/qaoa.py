@@ -39,6 +39,12 @@ def register(subparsers) -> None:
     p.add_argument("--instance", default=None,
                    help=f"instance type (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices)")
     p.add_argument("--name", default=None, help="job name (default generated)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where the job's processes run: local (default) or ray")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
+                   "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
+                   "else a local cluster on 127.0.0.1")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object on stdout")
     p.set_defaults(func=cmd_qaoa)
 
@@ -71,6 +77,8 @@ def job_kwargs(args) -> dict:
         "entry_point": "qaoa",
         "job_name": args.name,
         "hyperparameters": hp,
+        "backend": args.backend,
+        "address": args.address,
         "instance_config": InstanceConfig(instanceType=args.instance or (GPU_INSTANCE if needs_gpu(device)
                                                                           else CPU_INSTANCE)),
     }

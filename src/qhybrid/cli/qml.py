@@ -45,6 +45,12 @@ def register(subparsers) -> None:
     p.add_argument("--processes-per-instance", type=int, default=None,
                    help="data-parallel processes per instance (implies --data-parallel)")
     p.add_argument("--name", default=None, help="job name (default generated)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where the job's processes run: local (default) or ray")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
+                   "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
+                   "else a local cluster on 127.0.0.1")
     p.add_argument("--json", action="store_true",
                    help="print the job's JSON (state, result, cost) as the last stdout line")
     p.set_defaults(func=cmd_qml)
@@ -75,6 +81,8 @@ def job_kwargs(args) -> dict:
         "job_name": args.name,
         "hyperparameters": hyperparameters(args),
         "instance_config": InstanceConfig(instanceType=instance, instanceCount=args.instance_count),
+        "backend": args.backend,
+        "address": args.address,
     }
     if args.input:
         kwargs["input_data"] = {"input-data": args.input}

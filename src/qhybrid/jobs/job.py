@@ -90,6 +90,7 @@ class Job:
         *,
         processes_per_instance: int | None = None,
         in_process: bool = False,
+        address: str | None = None,
         _extra: dict | None = None,
     ) -> "Job":
         """Validate, snapshot and start a job (Braket's ``AwsQuantumJob.create`` keywords).
@@ -111,6 +112,9 @@ class Job:
             backend: ``"local"`` (``"ray"`` when installed).
             processes_per_instance: data-parallel processes per instance on CPU (default 1).
             in_process: run the script in this interpreter (tests, debugging); returns when done.
+            address: with ``backend="ray"``, the Ray cluster (``HOST:PORT``, ``auto``,
+                ``ray://HOST:10001``); None: ``$QHYBRID_RAY_ADDRESS``, ``$RAY_ADDRESS``,
+                else a local cluster on 127.0.0.1 (docs/ray.md).
 
         Returns:
             The Job (already finished when ``in_process`` or ``wait_until_complete``).
@@ -124,9 +128,14 @@ class Job:
             copy_checkpoints_from_job=copy_checkpoints_from_job, distribution=distribution,
             max_runtime=max_runtime, max_cost=max_cost, backend=backend,
             processes_per_instance=processes_per_instance, in_process=in_process, extra=_extra,
+            address=address,
         )
         if spec.copy_checkpoints_from_job and not store.job_dir(spec.copy_checkpoints_from_job).is_dir():
             raise SpecError(f"copy_checkpoints_from_job: no job named {spec.copy_checkpoints_from_job!r}")
+        if spec.backend == "ray" and not in_process:
+            from qhybrid.jobs.backends.ray import check_submission
+
+            check_submission(spec)  # ClusterError now (unreachable, can never fit), before anything is written
         spec = cls._reserve(spec, generated=job_name is None)
         job = cls(spec.name)
         if in_process:

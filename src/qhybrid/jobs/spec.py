@@ -213,6 +213,7 @@ def build_spec(
     processes_per_instance: int | None = None,
     in_process: bool = False,
     extra: dict | None = None,
+    address: str | None = None,
 ) -> JobSpec:
     """Validate every argument of ``Job.create`` and return a JobSpec (no side effects).
 
@@ -247,6 +248,12 @@ def build_spec(
 
     if importlib.util.find_spec(f"qhybrid.jobs.backends.{backend}") is None:
         raise SpecError(f"backend {backend!r} is not available in this installation; use 'local'")
+    if address is not None:  # the Ray cluster to run on (docs/ray.md)
+        if backend != "ray":
+            raise SpecError(f"address {address!r} needs backend='ray' (got backend={backend!r})")
+        if not isinstance(address, str) or not address.strip():
+            raise SpecError(f"address {address!r} is not HOST:PORT, 'auto' or 'ray://HOST:PORT'")
+        extra = {**(extra or {}), "ray_address": address.strip()}
     ppi = _positive("processes_per_instance", processes_per_instance, int)
     if ppi is None:
         ppi = min(inst.gpus, instances.local_gpus()) if (distribution and inst.gpus) else 1

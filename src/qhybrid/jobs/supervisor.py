@@ -139,6 +139,9 @@ class Supervisor:
             specs = self.processes()
             for p in specs:
                 self._rank_logs[p.rank] = open(logs / f"rank-{p.rank}.log", "a", buffering=1, encoding="utf-8")
+            prepare = getattr(self.backend, "prepare", None)  # e.g. Ray: wait for cluster room while QUEUED
+            if prepare is not None:
+                prepare(specs, self.on_line, lambda: (self.folder / "cancel").exists() or bool(self._stop_signal))
             started = time.time()
             if not store.transition(self.name, "RUNNING", from_states=("QUEUED",), started=started):
                 return store.get(self.name)["state"]
@@ -195,6 +198,8 @@ class Supervisor:
         who = f"rank {rank}" if self.spec.distribution else "the job script"
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         reason = f"{who} {how}" + (f": {last.strip()}" if last else "")
+        known = getattr(self.backend, "failure_reason", lambda _rank: None)(rank)  # e.g. Ray: "worker died: ..."
+        reason = known or reason
         if self.spec.distribution and self.spec.world_size > 1:
             reason += "; the other ranks were stopped"
         return "FAILED", reason, tb

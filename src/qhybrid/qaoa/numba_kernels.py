@@ -26,86 +26,256 @@ from numba import njit, prange
 _OPTS = dict(fastmath=True, cache=True, nogil=True)
 
 
+# Butterfly loops index with uint64 (numba wraps negative signed indices: a compare and select
+# per access that stops LLVM vectorising) and see the stride as a compile-time constant (one loop
+# per power of two, selected by _any8/_any4/_any2): with both, the loops compile to packed
+# AVX2/AVX-512 adds without runtime alias checks, about 1.5-2x faster than the slice form.
+_U2, _U3, _U4, _U5, _U6, _U7 = (np.uint64(v) for v in range(2, 8))
+
+
 @njit(inline="always", **_OPTS)
-def _radix8(a0, a1, a2, a3, a4, a5, a6, a7, h):
-    for j in range(h):
-        x0 = a0[j]
-        x1 = a1[j]
-        x2 = a2[j]
-        x3 = a3[j]
-        x4 = a4[j]
-        x5 = a5[j]
-        x6 = a6[j]
-        x7 = a7[j]
-        s0 = x0 + x1
-        d0 = x0 - x1
-        s1 = x2 + x3
-        d1 = x2 - x3
-        s2 = x4 + x5
-        d2 = x4 - x5
-        s3 = x6 + x7
-        d3 = x6 - x7
-        t0 = s0 + s1
-        t1 = d0 + d1
-        t2 = s0 - s1
-        t3 = d0 - d1
-        t4 = s2 + s3
-        t5 = d2 + d3
-        t6 = s2 - s3
-        t7 = d2 - d3
-        a0[j] = t0 + t4
-        a1[j] = t1 + t5
-        a2[j] = t2 + t6
-        a3[j] = t3 + t7
-        a4[j] = t0 - t4
-        a5[j] = t1 - t5
-        a6[j] = t2 - t6
-        a7[j] = t3 - t7
+def _pass8(f, start, size, h):
+    H = np.uint64(h)
+    for i in range(np.uint64(start), np.uint64(start + size), np.uint64(8 * h)):
+        for j in range(i, i + H):
+            x0 = f[j]
+            x1 = f[j + H]
+            x2 = f[j + _U2 * H]
+            x3 = f[j + _U3 * H]
+            x4 = f[j + _U4 * H]
+            x5 = f[j + _U5 * H]
+            x6 = f[j + _U6 * H]
+            x7 = f[j + _U7 * H]
+            s0 = x0 + x1
+            d0 = x0 - x1
+            s1 = x2 + x3
+            d1 = x2 - x3
+            s2 = x4 + x5
+            d2 = x4 - x5
+            s3 = x6 + x7
+            d3 = x6 - x7
+            t0 = s0 + s1
+            t1 = d0 + d1
+            t2 = s0 - s1
+            t3 = d0 - d1
+            t4 = s2 + s3
+            t5 = d2 + d3
+            t6 = s2 - s3
+            t7 = d2 - d3
+            f[j] = t0 + t4
+            f[j + H] = t1 + t5
+            f[j + _U2 * H] = t2 + t6
+            f[j + _U3 * H] = t3 + t7
+            f[j + _U4 * H] = t0 - t4
+            f[j + _U5 * H] = t1 - t5
+            f[j + _U6 * H] = t2 - t6
+            f[j + _U7 * H] = t3 - t7
+
+
+@njit(inline="always", **_OPTS)
+def _pass4(f, start, size, h):
+    H = np.uint64(h)
+    for i in range(np.uint64(start), np.uint64(start + size), np.uint64(4 * h)):
+        for j in range(i, i + H):
+            x0 = f[j]
+            x1 = f[j + H]
+            x2 = f[j + _U2 * H]
+            x3 = f[j + _U3 * H]
+            s0 = x0 + x1
+            d0 = x0 - x1
+            s1 = x2 + x3
+            d1 = x2 - x3
+            f[j] = s0 + s1
+            f[j + H] = d0 + d1
+            f[j + _U2 * H] = s0 - s1
+            f[j + _U3 * H] = d0 - d1
+
+
+@njit(inline="always", **_OPTS)
+def _pass2(f, start, size, h):
+    H = np.uint64(h)
+    for i in range(np.uint64(start), np.uint64(start + size), np.uint64(2 * h)):
+        for j in range(i, i + H):
+            x0 = f[j]
+            x1 = f[j + H]
+            f[j] = x0 + x1
+            f[j + H] = x0 - x1
+
+
+@njit(**_OPTS)
+def _any8(f, start, size, h):
+    """Radix-8 pass at float stride ``h`` (a power of two, 2..2**22): each stride is its own
+    compiled loop, so LLVM sees a constant distance between operands and vectorises without
+    runtime alias checks."""
+    if h == 2:
+        _pass8(f, start, size, 2)
+    elif h == 4:
+        _pass8(f, start, size, 4)
+    elif h == 8:
+        _pass8(f, start, size, 8)
+    elif h == 16:
+        _pass8(f, start, size, 16)
+    elif h == 32:
+        _pass8(f, start, size, 32)
+    elif h == 64:
+        _pass8(f, start, size, 64)
+    elif h == 128:
+        _pass8(f, start, size, 128)
+    elif h == 256:
+        _pass8(f, start, size, 256)
+    elif h == 512:
+        _pass8(f, start, size, 512)
+    elif h == 1024:
+        _pass8(f, start, size, 1024)
+    elif h == 2048:
+        _pass8(f, start, size, 2048)
+    elif h == 4096:
+        _pass8(f, start, size, 4096)
+    elif h == 8192:
+        _pass8(f, start, size, 8192)
+    elif h == 16384:
+        _pass8(f, start, size, 16384)
+    elif h == 32768:
+        _pass8(f, start, size, 32768)
+    elif h == 65536:
+        _pass8(f, start, size, 65536)
+    elif h == 131072:
+        _pass8(f, start, size, 131072)
+    elif h == 262144:
+        _pass8(f, start, size, 262144)
+    elif h == 524288:
+        _pass8(f, start, size, 524288)
+    elif h == 1048576:
+        _pass8(f, start, size, 1048576)
+    elif h == 2097152:
+        _pass8(f, start, size, 2097152)
+    elif h == 4194304:
+        _pass8(f, start, size, 4194304)
+    else:
+        _pass8(f, start, size, h)
+
+
+@njit(**_OPTS)
+def _any4(f, start, size, h):
+    """Radix-4 pass at float stride ``h`` (a power of two, 2..2**22): each stride is its own
+    compiled loop, so LLVM sees a constant distance between operands and vectorises without
+    runtime alias checks."""
+    if h == 2:
+        _pass4(f, start, size, 2)
+    elif h == 4:
+        _pass4(f, start, size, 4)
+    elif h == 8:
+        _pass4(f, start, size, 8)
+    elif h == 16:
+        _pass4(f, start, size, 16)
+    elif h == 32:
+        _pass4(f, start, size, 32)
+    elif h == 64:
+        _pass4(f, start, size, 64)
+    elif h == 128:
+        _pass4(f, start, size, 128)
+    elif h == 256:
+        _pass4(f, start, size, 256)
+    elif h == 512:
+        _pass4(f, start, size, 512)
+    elif h == 1024:
+        _pass4(f, start, size, 1024)
+    elif h == 2048:
+        _pass4(f, start, size, 2048)
+    elif h == 4096:
+        _pass4(f, start, size, 4096)
+    elif h == 8192:
+        _pass4(f, start, size, 8192)
+    elif h == 16384:
+        _pass4(f, start, size, 16384)
+    elif h == 32768:
+        _pass4(f, start, size, 32768)
+    elif h == 65536:
+        _pass4(f, start, size, 65536)
+    elif h == 131072:
+        _pass4(f, start, size, 131072)
+    elif h == 262144:
+        _pass4(f, start, size, 262144)
+    elif h == 524288:
+        _pass4(f, start, size, 524288)
+    elif h == 1048576:
+        _pass4(f, start, size, 1048576)
+    elif h == 2097152:
+        _pass4(f, start, size, 2097152)
+    elif h == 4194304:
+        _pass4(f, start, size, 4194304)
+    else:
+        _pass4(f, start, size, h)
+
+
+@njit(**_OPTS)
+def _any2(f, start, size, h):
+    """Radix-2 pass at float stride ``h`` (a power of two, 2..2**22): each stride is its own
+    compiled loop, so LLVM sees a constant distance between operands and vectorises without
+    runtime alias checks."""
+    if h == 2:
+        _pass2(f, start, size, 2)
+    elif h == 4:
+        _pass2(f, start, size, 4)
+    elif h == 8:
+        _pass2(f, start, size, 8)
+    elif h == 16:
+        _pass2(f, start, size, 16)
+    elif h == 32:
+        _pass2(f, start, size, 32)
+    elif h == 64:
+        _pass2(f, start, size, 64)
+    elif h == 128:
+        _pass2(f, start, size, 128)
+    elif h == 256:
+        _pass2(f, start, size, 256)
+    elif h == 512:
+        _pass2(f, start, size, 512)
+    elif h == 1024:
+        _pass2(f, start, size, 1024)
+    elif h == 2048:
+        _pass2(f, start, size, 2048)
+    elif h == 4096:
+        _pass2(f, start, size, 4096)
+    elif h == 8192:
+        _pass2(f, start, size, 8192)
+    elif h == 16384:
+        _pass2(f, start, size, 16384)
+    elif h == 32768:
+        _pass2(f, start, size, 32768)
+    elif h == 65536:
+        _pass2(f, start, size, 65536)
+    elif h == 131072:
+        _pass2(f, start, size, 131072)
+    elif h == 262144:
+        _pass2(f, start, size, 262144)
+    elif h == 524288:
+        _pass2(f, start, size, 524288)
+    elif h == 1048576:
+        _pass2(f, start, size, 1048576)
+    elif h == 2097152:
+        _pass2(f, start, size, 2097152)
+    elif h == 4194304:
+        _pass2(f, start, size, 4194304)
+    else:
+        _pass2(f, start, size, h)
 
 
 @njit(**_OPTS)
 def _wht_range(f, start, size, h0, hmax):
     """Butterflies on float view ``f[start:start+size]`` over float strides ``h0 <= h < hmax``.
 
-    Radix 8, then 4, then 2; each group's operands are slices so the inner loop is a
-    plain contiguous loop the compiler vectorises.
+    Radix 8, then 4, then 2.
     """
     h = h0
     while 8 * h <= hmax:
-        for i in range(start, start + size, 8 * h):
-            _radix8(f[i:i + h], f[i + h:i + 2 * h], f[i + 2 * h:i + 3 * h], f[i + 3 * h:i + 4 * h],
-                    f[i + 4 * h:i + 5 * h], f[i + 5 * h:i + 6 * h], f[i + 6 * h:i + 7 * h],
-                    f[i + 7 * h:i + 8 * h], h)
+        _any8(f, start, size, h)
         h *= 8
     while 4 * h <= hmax:
-        for i in range(start, start + size, 4 * h):
-            a0 = f[i:i + h]
-            a1 = f[i + h:i + 2 * h]
-            a2 = f[i + 2 * h:i + 3 * h]
-            a3 = f[i + 3 * h:i + 4 * h]
-            for j in range(h):
-                x0 = a0[j]
-                x1 = a1[j]
-                x2 = a2[j]
-                x3 = a3[j]
-                s0 = x0 + x1
-                d0 = x0 - x1
-                s1 = x2 + x3
-                d1 = x2 - x3
-                a0[j] = s0 + s1
-                a1[j] = d0 + d1
-                a2[j] = s0 - s1
-                a3[j] = d0 - d1
+        _any4(f, start, size, h)
         h *= 4
     while 2 * h <= hmax:
-        for i in range(start, start + size, 2 * h):
-            a0 = f[i:i + h]
-            a1 = f[i + h:i + 2 * h]
-            for j in range(h):
-                x0 = a0[j]
-                x1 = a1[j]
-                a0[j] = x0 + x1
-                a1[j] = x0 - x1
+        _any2(f, start, size, h)
         h *= 2
 
 
@@ -192,13 +362,14 @@ def fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp):
     nblocks = psi.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         if first:
-            for j in range(bs):
-                psi[base + j] = amp * _phase_at(base + j, index, levels, table, direct, gamma)
+            for j in range(np.uint64(bs)):
+                psi[ub + j] = amp * _phase_at(ub + j, index, levels, table, direct, gamma)
         else:
             _wht_block(psf, 2 * base, 2 * bs)
-            for j in range(bs):
-                psi[base + j] *= _phase_at(base + j, index, levels, table, direct, gamma)
+            for j in range(np.uint64(bs)):
+                psi[ub + j] *= _phase_at(ub + j, index, levels, table, direct, gamma)
         _wht_block(psf, 2 * base, 2 * bs)
 
 
@@ -209,22 +380,45 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, acc):
     nblocks = psi.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         _wht_block(psf, 2 * base, 2 * bs)
         s = 0.0
-        for j in range(bs):
-            v = psi[base + j]
-            c = _cost_at(base + j, index, levels, direct)
+        for j in range(np.uint64(bs)):
+            v = psi[ub + j]
+            c = _cost_at(ub + j, index, levels, direct)
             s += c * (v.real * v.real + v.imag * v.imag)
             if grad:
-                lam[base + j] = c * v
+                lam[ub + j] = c * v
         acc[b] = s
         if grad:
             _wht_block(psf, 2 * base, 2 * bs)
             _wht_block(laf, 2 * base, 2 * bs)
 
 
+@njit(inline="always", **_OPTS)
+def _tile_in(src, dst, rows, bs, c0, w):
+    """dst[r*w + c] = src[r*bs + c0 + c] on float views (2 floats per amplitude): contiguous runs of 2w."""
+    w2 = np.uint64(2 * w)
+    for r in range(rows):
+        s = np.uint64(2 * (r * bs + c0))
+        d = np.uint64(2 * r * w)
+        for c in range(w2):
+            dst[d + c] = src[s + c]
+
+
+@njit(inline="always", **_OPTS)
+def _tile_out(src, dst, rows, bs, c0, w):
+    """dst[r*bs + c0 + c] = src[r*w + c] on float views: the inverse of :func:`_tile_in`."""
+    w2 = np.uint64(2 * w)
+    for r in range(rows):
+        s = np.uint64(2 * r * w)
+        d = np.uint64(2 * (r * bs + c0))
+        for c in range(w2):
+            dst[d + c] = src[s + c]
+
+
 @njit(parallel=True, **_OPTS)
-def fwd_high(psi, k, w, dh, dl, pr, scratch, scratchf):
+def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf):
     """High pass of the forward mixer: high butterflies, D' = dh[r] dl[pr[r], c], high butterflies."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -235,9 +429,7 @@ def fwd_high(psi, k, w, dh, dl, pr, scratch, scratchf):
         bf = scratchf[t, 0]
         for tile in range(t, ntiles, nt):
             c0 = tile * w
-            for r in range(rows):
-                for c in range(w):
-                    buf[r * w + c] = psi[r * bs + c0 + c]
+            _tile_in(psf, bf, rows, bs, c0, w)
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 d = dh[r]
@@ -246,13 +438,11 @@ def fwd_high(psi, k, w, dh, dl, pr, scratch, scratchf):
                 for c in range(w):
                     row[c] *= d * dlr[c]
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
-            for r in range(rows):
-                for c in range(w):
-                    psi[r * bs + c0 + c] = buf[r * w + c]
+            _tile_out(bf, psf, rows, bs, c0, w)
 
 
 @njit(parallel=True, **_OPTS)
-def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
+def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
     """High pass of the mixer un-apply on psi and lam: acc[t] += sum conj(lam) zsum psi in the Hadamard basis."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -266,10 +456,8 @@ def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
         s = 0.0
         for tile in range(t, ntiles, nt):
             c0 = tile * w
-            for r in range(rows):
-                for c in range(w):
-                    bp[r * w + c] = psi[r * bs + c0 + c]
-                    bl[r * w + c] = lam[r * bs + c0 + c]
+            _tile_in(psf, fp, rows, bs, c0, w)
+            _tile_in(laf, fl, rows, bs, c0, w)
             _wht_range(fp, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
@@ -286,10 +474,8 @@ def bwd_high(psi, lam, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
                     bl[i] = y * dd
             _wht_range(fp, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
-            for r in range(rows):
-                for c in range(w):
-                    psi[r * bs + c0 + c] = bp[r * w + c]
-                    lam[r * bs + c0 + c] = bl[r * w + c]
+            _tile_out(fp, psf, rows, bs, c0, w)
+            _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
@@ -301,11 +487,12 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
     nblocks = psi.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         _wht_block(psf, 2 * base, 2 * bs)
         _wht_block(laf, 2 * base, 2 * bs)
         s = 0.0
-        for j in range(bs):
-            z = base + j
+        for j in range(np.uint64(bs)):
+            z = ub + j
             x = psi[z]
             y = lam[z]
             s += _cost_at(z, index, levels, direct) * (y.real * x.imag - y.imag * x.real)
@@ -332,16 +519,17 @@ def fwd_low_store(psi, psf, k, index, levels, table, direct, gamma, store):
     nblocks = psi.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         _wht_block(psf, 2 * base, 2 * bs)
-        for j in range(bs):
-            v = psi[base + j] * _phase_at(base + j, index, levels, table, direct, gamma)
-            psi[base + j] = v
-            store[base + j] = v
+        for j in range(np.uint64(bs)):
+            v = psi[ub + j] * _phase_at(ub + j, index, levels, table, direct, gamma)
+            psi[ub + j] = v
+            store[ub + j] = v
         _wht_block(psf, 2 * base, 2 * bs)
 
 
 @njit(parallel=True, **_OPTS)
-def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
+def fwd_high_store(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store):
     """High pass of the forward mixer that also keeps the post-D' Hadamard-basis tile in ``store``
     (tile-major: tile t occupies ``store[t*rows*w:(t+1)*rows*w]``, rows of ``w``)."""
     bs = 1 << k
@@ -353,9 +541,7 @@ def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
         bf = scratchf[t, 0]
         for tile in range(t, ntiles, nt):
             c0 = tile * w
-            for r in range(rows):
-                for c in range(w):
-                    buf[r * w + c] = psi[r * bs + c0 + c]
+            _tile_in(psf, bf, rows, bs, c0, w)
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 d = dh[r]
@@ -368,9 +554,7 @@ def fwd_high_store(psi, k, w, dh, dl, pr, scratch, scratchf, store):
                     row[c] = v
                     out[c] = v
             _wht_range(bf, 0, 2 * rows * w, 2 * w, 2 * rows * w)
-            for r in range(rows):
-                for c in range(w):
-                    psi[r * bs + c0 + c] = buf[r * w + c]
+            _tile_out(bf, psf, rows, bs, c0, w)
 
 
 @njit(parallel=True, **_OPTS)
@@ -380,19 +564,20 @@ def fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, acc):
     nblocks = psi.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         _wht_block(psf, 2 * base, 2 * bs)
         s = 0.0
-        for j in range(bs):
-            v = psi[base + j]
-            c = _cost_at(base + j, index, levels, direct)
+        for j in range(np.uint64(bs)):
+            v = psi[ub + j]
+            c = _cost_at(ub + j, index, levels, direct)
             s += c * (v.real * v.real + v.imag * v.imag)
-            lam[base + j] = c * v
+            lam[ub + j] = c * v
         acc[b] = s
         _wht_block(laf, 2 * base, 2 * bs)
 
 
 @njit(parallel=True, **_OPTS)
-def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
+def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
     """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
     ``stored`` holds the forward post-D' Hadamard-basis state psi_hat (tile-major, as written by
     :func:`fwd_high_store`)."""
@@ -406,9 +591,7 @@ def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, 
         s = 0.0
         for tile in range(t, ntiles, nt):
             c0 = tile * w
-            for r in range(rows):
-                for c in range(w):
-                    bl[r * w + c] = lam[r * bs + c0 + c]
+            _tile_in(laf, fl, rows, bs, c0, w)
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 q = pr[r]
@@ -425,9 +608,7 @@ def bwd_high_stored(lam, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, 
                     s += (zr + zlr[c]) * (y.real * x.imag - y.imag * x.real)
                     row[c] = y * (d * dlr[c])
             _wht_range(fl, 0, 2 * rows * w, 2 * w, 2 * rows * w)
-            for r in range(rows):
-                for c in range(w):
-                    lam[r * bs + c0 + c] = bl[r * w + c]
+            _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
@@ -440,10 +621,11 @@ def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first
     nblocks = lam.shape[0] >> k
     for b in prange(nblocks):
         base = b * bs
+        ub = np.uint64(base)
         _wht_block(laf, 2 * base, 2 * bs)
         s = 0.0
-        for j in range(bs):
-            z = base + j
+        for j in range(np.uint64(bs)):
+            z = ub + j
             y = lam[z]
             ph = _phase_at(z, index, levels, table, direct, gamma)
             if first:

@@ -304,7 +304,7 @@ class QAOA:
         for layer in range(p):
             nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high(psi, k, w, dh, dl, pr, sc, scf)
+            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf)
         nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         if not grad:
@@ -312,7 +312,7 @@ class QAOA:
         g = np.zeros((2, p))
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high(psi, lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
+            nk.bwd_high(psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
             g[1, layer] = 2.0 * fold * b["acc_t"].sum() / half
             tc = np.conj(table(gam[layer]))
             nk.bwd_low(psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
@@ -352,14 +352,14 @@ class QAOA:
             else:
                 nk.fwd_low_store(psi, psf, k, index, levels, table(gam[layer]), direct, gam[layer], pcs[layer])
             dh, dl = mixer(bet[layer])
-            nk.fwd_high_store(psi, k, w, dh, dl, pr, sc, scf, hats[layer])
+            nk.fwd_high_store(psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer])
         nk.fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         g = np.zeros((2, p))
         dummy = hats[0]
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high_stored(lam, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf, b["acc_t"])
+            nk.bwd_high_stored(lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf, b["acc_t"])
             g[1, layer] = 2.0 * fold * b["acc_t"].sum()
             tc = np.conj(table(gam[layer]))
             nk.bwd_low_stored(lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,

@@ -12,13 +12,19 @@ and implements this small interface:
 - ``drain(timeout)``: wait until all output has been delivered;
 - optional ``finish()``: called once after the processes ended and before the
   final state is recorded (a remote backend copies ``results/`` and
-  ``checkpoints/`` back into the job folder here; an exception fails the job).
+  ``checkpoints/`` back into the job folder here; an exception fails the job);
+- optional ``prepare(processes, on_line, cancelled)``: called while the job is
+  still QUEUED; may block until the backend has room (Ray: the placement group),
+  returning early when ``cancelled()`` is true; never raises;
+- optional ``failure_reason(rank) -> str | None``: the reason to record for a
+  failed rank when the backend knows it better than the exit code (Ray:
+  ``worker died: ...``).
 
 The job folder's paths are in each ProcessSpec's ``env`` (``AMZN_BRAKET_*``)
 and ``cwd`` (the source snapshot); a remote backend maps them to its own.
 
 ``local`` runs subprocesses on this machine, ``inprocess`` runs the script in
-this interpreter (tests, debugging); ``ray`` will place them on a cluster.
+this interpreter (tests, debugging); ``ray`` places them on a Ray cluster (docs/ray.md).
 """
 from __future__ import annotations
 

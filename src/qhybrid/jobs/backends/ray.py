@@ -32,7 +32,7 @@ from qhybrid.jobs.backends.ray_worker import RankRunner, pack
 from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.1
-SYNC_S = 5.0  # how often checkpoints/results written so far are brought home
+SYNC_S = 2.0  # how often checkpoints/results written so far are brought home
 CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 300.0  # a fresh node may take a while to start its first worker process
 DIED_CODE = -9

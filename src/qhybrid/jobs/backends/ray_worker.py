@@ -77,6 +77,23 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+WORKSPACE_PREFIX = "qhybrid-rank-"
+
+
+def _sweep_stale_workspaces() -> None:
+    """Remove workspaces on this node whose actor died without cleaning up (killed worker)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{WORKSPACE_PREFIX}*-*"):
+        pid = path.name[len(WORKSPACE_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+
+
 class RankRunner:
     """Run one rank's process in a private workspace and buffer its output lines.
 
@@ -118,7 +135,8 @@ class RankRunner:
         Returns:
             The workspace path on the worker node (for diagnostics).
         """
-        self._workdir = Path(tempfile.mkdtemp(prefix="qhybrid-rank-"))
+        _sweep_stale_workspaces()
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
         workdir = str(self._workdir)
         unpack(bundle, self._workdir)
         for name in ("input", *OUTPUT_DIRS):

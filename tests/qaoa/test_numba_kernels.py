@@ -1,0 +1,54 @@
+"""The numba butterfly and tile helpers against plain numpy (one compiled loop per stride)."""
+import numpy as np
+import pytest
+
+nk = pytest.importorskip("qhybrid.qaoa.numba_kernels")
+
+
+def _wht_reference(x, h0, hmax):
+    """Butterflies (a, b) -> (a + b, a - b) at strides h0, 2 h0, ... < hmax, on a 1-D array."""
+    y = x.astype(np.float64).copy()
+    h = h0
+    while h < hmax:
+        v = y.reshape(-1, 2, h)
+        a, b = v[:, 0].copy(), v[:, 1].copy()
+        v[:, 0], v[:, 1] = a + b, a - b
+        h *= 2
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("h0,hmax", [(2, 2**12), (16, 2**12), (64, 2**10), (2**11, 2**12), (4, 32)])
+def test_wht_range_matches_reference(dtype, h0, hmax):
+    rng = np.random.default_rng(7)
+    size = 2**12
+    x = rng.standard_normal(size).astype(dtype)
+    f = x.copy()
+    for start in range(0, size, hmax):
+        nk._wht_range(f, start, hmax, h0, hmax)
+    ref = np.concatenate([_wht_reference(x[s:s + hmax], h0, hmax) for s in range(0, size, hmax)])
+    tol = 1e-12 if dtype == np.float64 else 1e-3
+    np.testing.assert_allclose(f, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def test_wht_block_is_full_transform():
+    rng = np.random.default_rng(3)
+    k = 13
+    psi = rng.standard_normal(2**k) + 1j * rng.standard_normal(2**k)
+    f = psi.copy().view(np.float64)
+    nk._wht_block(f, 0, f.size)
+    ref = _wht_reference(psi.view(np.float64), 2, f.size)
+    np.testing.assert_allclose(f, ref, rtol=1e-12, atol=1e-10)
+
+
+def test_tile_roundtrip():
+    rng = np.random.default_rng(5)
+    k, rows, w = 6, 8, 4
+    psi = rng.standard_normal(rows << k) + 1j * rng.standard_normal(rows << k)
+    buf = np.zeros(rows * w, dtype=np.complex128)
+    for c0 in range(0, 1 << k, w):
+        nk._tile_in(psi.view(np.float64), buf.view(np.float64), rows, 1 << k, c0, w)
+        np.testing.assert_array_equal(buf.reshape(rows, w), psi.reshape(rows, 1 << k)[:, c0:c0 + w])
+        out = np.zeros_like(psi)
+        nk._tile_out(buf.view(np.float64), out.view(np.float64), rows, 1 << k, c0, w)
+        np.testing.assert_array_equal(out.reshape(rows, 1 << k)[:, c0:c0 + w], buf.reshape(rows, w))
