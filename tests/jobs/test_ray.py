@@ -6,6 +6,7 @@ find it through ``QHYBRID_RAY_ADDRESS``, as detached supervisors would.
 from __future__ import annotations
 
 import json
+import uuid
 import os
 import re
 import signal
@@ -76,12 +77,13 @@ def _wait_log(job: Job, pattern: str, timeout: float = 60.0) -> re.Match:
 
 
 def _run_cli(argv, capsys) -> dict:
-    """Run ``qhybrid ARGV --json`` in this process; return its JSON outcome."""
+    """Run ``qhybrid ARGV --json`` in this process; return {"job": its name, "result": its result}."""
     capsys.readouterr()
-    code = main([*argv, "--json"])
-    out = json.loads(capsys.readouterr().out)
-    assert code == 0, out
-    return out
+    name = f"ray-cli-{uuid.uuid4().hex[:8]}"
+    code = main([*argv, "--name", name, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return {"job": name, "result": json.loads(out.out.strip().splitlines()[-1])}
 
 
 def test_qaoa_on_ray_gives_the_same_result_as_local(cluster, capsys):

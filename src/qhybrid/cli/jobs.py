@@ -41,13 +41,14 @@ def _jsonable(value):
     return json.loads(json.dumps(value, default=repr))
 
 
-def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress=None, wait: bool = True) -> int:
+def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait: bool = True) -> int:
     """Submit a job, stream its logs while waiting, print its result and cost; return an exit status.
 
     Args:
         job_kwargs: keyword arguments of ``Job.create``.
-        json_output: print one JSON object (job, state, result, billed_seconds, cost_usd,
-            cost_on_other_instances_usd) on stdout instead of text.
+        json_output: True to print one JSON line (job, state, result, billed_seconds, cost_usd,
+            cost_on_other_instances_usd) on stdout instead of text; ``"result"`` to print the
+            result dictionary alone as the last stdout line (the cost still goes to stderr).
         progress: a callable receiving each log line (default: stderr, with a status line on a terminal).
         wait: False to return right after submitting (prints the job name).
 
@@ -74,7 +75,10 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress=Non
         return 130
     info = job.describe()
     result = job.result() if info["state"] == "COMPLETED" else None
-    if json_output:
+    if json_output == "result":
+        if result is not None:
+            print(json.dumps(_jsonable(result)))
+    elif json_output:
         out = {
             "job": job.name, "state": info["state"], "result": _jsonable(result),
             "billed_seconds": info["billed_seconds"], "instance_type": info["instance_type"],
@@ -82,15 +86,15 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress=Non
             "cost_on_other_instances_usd": info["cost_on_other_instances_usd"],
             "failure_reason": info["failure_reason"],
         }
-        print(json.dumps(out, indent=2))
+        print(json.dumps(out))
     elif result is not None:
         print(json.dumps(_jsonable(result), indent=2))
     if info["state"] != "COMPLETED":
         _err(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
-        if info["traceback_tail"] and not json_output:
+        if info["traceback_tail"] and json_output is not True:
             _err(info["traceback_tail"])
         return 1
-    if not json_output:
+    if json_output is not True:
         _err(_cost_line(info, format_usd))
     return 0
 

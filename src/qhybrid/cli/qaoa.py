@@ -1,19 +1,10 @@
 """``qhybrid qaoa``: QAOA Max-Cut / Max-Clique as a job, with live progress and its cost."""
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
-CPU_INSTANCE = "ml.m5.2xlarge"
-GPU_INSTANCE = "ml.p3.2xlarge"
-_METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
-
-
-def _default_device() -> str:
-    from qhybrid.devices import cuda_available
-
-    return "local:qhybrid/qhybrid.gpu" if cuda_available() else "local:qhybrid/qhybrid.cpu"
+from qhybrid.cli.workload import METRIC, add_job_options, default_device, default_instance
 
 
 def register(subparsers) -> None:
@@ -33,19 +24,8 @@ def register(subparsers) -> None:
     p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
     p.add_argument("--dtype", choices=("complex128", "complex64"), default="complex128")
     p.add_argument("--diff-method", default="adjoint", help="for local:pennylane/* devices (default adjoint)")
-    p.add_argument("--device", default=None,
-                   help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA) or local:pennylane/<name>")
     p.add_argument("--graph", default=None, help="a graph file (node-link JSON or edge list 'i j [w]')")
-    p.add_argument("--instance", default=None,
-                   help=f"instance type (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices)")
-    p.add_argument("--name", default=None, help="job name (default generated)")
-    p.add_argument("--backend", choices=("local", "ray"), default="local",
-                   help="where the job's processes run: local (default) or ray")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
-                   "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
-                   "else a local cluster on 127.0.0.1")
-    p.add_argument("--json", action="store_true", help="print the outcome as one JSON object on stdout")
+    add_job_options(p)
     p.set_defaults(func=cmd_qaoa)
 
 
@@ -63,12 +43,12 @@ def job_kwargs(args) -> dict:
     Raises:
         SpecError, DeviceError: bad values (checked before anything is written).
     """
-    from qhybrid.devices import needs_gpu, parse_device
+    from qhybrid.devices import parse_device
     from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
     import qhybrid.workloads.qaoa as workload
 
-    device = str(parse_device(args.device or _default_device()))
+    device = str(parse_device(args.device or default_device()))
     hp = hyperparameters(args)
     workload.parse_settings(hp)  # fail here, in one line, not inside the job
     kwargs = {
@@ -79,8 +59,7 @@ def job_kwargs(args) -> dict:
         "hyperparameters": hp,
         "backend": args.backend,
         "address": args.address,
-        "instance_config": InstanceConfig(instanceType=args.instance or (GPU_INSTANCE if needs_gpu(device)
-                                                                          else CPU_INSTANCE)),
+        "instance_config": InstanceConfig(instanceType=args.instance or default_instance(device)),
     }
     if args.graph:
         if not Path(args.graph).is_file():
@@ -100,7 +79,7 @@ class Progress:
         if "Metrics -" not in line:
             print(line, file=sys.stderr, flush=True)
             return
-        self.seen.update(_METRIC.findall(line))
+        self.seen.update(METRIC.findall(line))
         s = self.seen
         if "iteration_seconds" in s and "Cost" in s and "iteration_number" in s:
             print(f"iteration {int(s['iteration_number']) + 1}/{self.iterations}  cost {float(s['Cost']):.6f}  "
@@ -111,4 +90,4 @@ class Progress:
 def cmd_qaoa(args) -> int:
     from qhybrid.cli.jobs import submit_and_wait
 
-    return submit_and_wait(job_kwargs(args), json_output=args.json, progress=Progress(args.iterations))
+    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False, progress=Progress(args.iterations))

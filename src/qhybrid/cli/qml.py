@@ -1,24 +1,11 @@
 """``qhybrid qml``: train the DressedQNN on Sonar as a job, optionally data parallel."""
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import re
 import sys
 from pathlib import Path
 
+from qhybrid.cli.workload import METRIC, add_job_options, default_device, default_instance
 from qhybrid.errors import SpecError
-
-CPU_INSTANCE = "ml.m5.2xlarge"
-GPU_INSTANCE = "ml.p3.2xlarge"
-_METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
-
-
-def _default_device() -> str:
-    from qhybrid.devices import cuda_available
-
-    return "local:qhybrid/qhybrid.gpu" if cuda_available() else "local:qhybrid/qhybrid.cpu"
 
 
 def register(subparsers) -> None:
@@ -35,24 +22,12 @@ def register(subparsers) -> None:
     p.add_argument("--gamma", type=float, default=0.9, help="StepLR factor per epoch (default 0.9)")
     p.add_argument("--seed", type=int, default=1967, help="seed for data, weights and shuffling")
     p.add_argument("--dtype", choices=("complex128", "complex64"), default="complex128")
-    p.add_argument("--device", default=None,
-                   help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA) or local:pennylane/<name>")
     p.add_argument("--input", default=None, help="a Sonar CSV (sonar.all-data); default the bundled copy")
-    p.add_argument("--instance", default=None,
-                   help=f"instance type (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices)")
     p.add_argument("--instance-count", type=int, default=1)
     p.add_argument("--data-parallel", action="store_true", help="distribution='data_parallel'")
     p.add_argument("--processes-per-instance", type=int, default=None,
                    help="data-parallel processes per instance (implies --data-parallel)")
-    p.add_argument("--name", default=None, help="job name (default generated)")
-    p.add_argument("--backend", choices=("local", "ray"), default="local",
-                   help="where the job's processes run: local (default) or ray")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
-                   "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
-                   "else a local cluster on 127.0.0.1")
-    p.add_argument("--json", action="store_true",
-                   help="print the job's JSON (state, result, cost) as the last stdout line")
+    add_job_options(p)
     p.set_defaults(func=cmd_qml)
 
 
@@ -62,11 +37,11 @@ def job_kwargs(args) -> dict:
     Raises:
         SpecError, DeviceError: a bad combination (checked before anything is written).
     """
-    from qhybrid.devices import needs_gpu, parse_device
+    from qhybrid.devices import parse_device
     from qhybrid.jobs import InstanceConfig
 
-    device = str(parse_device(args.device or _default_device()))
-    instance = args.instance or (GPU_INSTANCE if needs_gpu(device) else CPU_INSTANCE)
+    device = str(parse_device(args.device or default_device()))
+    instance = args.instance or default_instance(device)
     parallel = args.data_parallel or args.processes_per_instance is not None
     if args.instance_count > 1 and not parallel:
         raise SpecError(f"--instance-count {args.instance_count} needs --data-parallel "
@@ -112,7 +87,7 @@ class Progress:
             return
         if "rank=" in line:
             return
-        self.seen.update(_METRIC.findall(line))
+        self.seen.update(METRIC.findall(line))
         if "epoch_seconds" in self.seen and "iteration_number" in self.seen:
             s = self.seen
             print(f"epoch {s['iteration_number']}/{self.epochs}  loss {float(s.get('Loss', 'nan')):.5f}  "
@@ -122,18 +97,8 @@ class Progress:
 
 
 def cmd_qml(args) -> int:
-    """Submit, follow, print; with ``--json`` the job's JSON object is the last stdout line."""
+    """Submit, follow, print; with ``--json`` the result dictionary is the last stdout line."""
     from qhybrid.cli.jobs import submit_and_wait
 
-    kwargs = job_kwargs(args)
-    if not args.json:
-        return submit_and_wait(kwargs, progress=Progress(args.epochs))
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = submit_and_wait(kwargs, json_output=True, progress=Progress(args.epochs))
-    text = buffer.getvalue()
-    try:
-        print(json.dumps(json.loads(text)))
-    except ValueError:  # not one JSON document: pass it on unchanged
-        print(text, end="")
-    return code
+    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False,
+                           progress=Progress(args.epochs))
