@@ -53,6 +53,19 @@ def test_checkpoints_roundtrip_and_pickled(job_env):
         script.save_job_checkpoint({})
 
 
+def test_latest_checkpoint_prefers_own_then_newest_copied_in(job_env):
+    assert script.latest_checkpoint("qaoa") is None
+    ckpt = job_env / "ckpt"
+    for name, step in (("old-job", 1), ("newer-job", 2)):
+        (ckpt / f"{name}_qaoa.json").write_text(script.persisted({"step": step}))
+        os.utime(ckpt / f"{name}_qaoa.json", (step, step))
+    (ckpt / "other_qml.json").write_text(script.persisted({"step": 99}))
+    assert script.latest_checkpoint("qaoa") == {"step": 2}
+    script.save_job_checkpoint({"step": 3}, checkpoint_file_suffix="qaoa")  # this job's own wins
+    os.utime(ckpt / "job-a_qaoa.json", (0, 0))
+    assert script.latest_checkpoint("qaoa") == {"step": 3}
+
+
 def test_log_metric_line(capsys):
     script.log_metric("loss", 0.5, timestamp=12.5, iteration_number=3)
     script.log_metric("acc", 1)

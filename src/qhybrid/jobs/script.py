@@ -228,6 +228,21 @@ def load_job_checkpoint(job_name: str | None = None, checkpoint_file_suffix: str
     return read_persisted(_checkpoint_path(name, checkpoint_file_suffix))
 
 
+def latest_checkpoint(checkpoint_file_suffix: str = "") -> dict[str, Any] | None:
+    """The checkpoint to resume from: this job's own, else the newest one copied in from an
+    earlier job (``copy_checkpoints_from_job``); None when there is none.
+
+    Only files named ``<job>_<suffix>.json`` count when a suffix is given.
+    """
+    folder = checkpoint_dir()
+    tail = f"_{checkpoint_file_suffix}.json" if checkpoint_file_suffix else ".json"
+    own = _checkpoint_path(_current_job_name(), checkpoint_file_suffix)
+    found = [own] if own.is_file() else sorted(folder.glob(f"*{tail}"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        return None
+    return read_persisted(found[-1])
+
+
 def log_metric(
     metric_name: str, value: float, timestamp: float | None = None, iteration_number: int | None = None
 ) -> None:

@@ -283,18 +283,6 @@ def _set_threads() -> None:
         pass
 
 
-def _resume_checkpoint(jobs) -> dict | None:
-    """This job's checkpoint, else the newest ``*_qaoa.json`` copied in from an earlier job."""
-    folder = jobs.checkpoint_dir()
-    own = folder / f"{jobs.job_name()}_{CHECKPOINT_SUFFIX}.json"
-    found = [own] if own.is_file() else sorted(folder.glob(f"*_{CHECKPOINT_SUFFIX}.json"),
-                                               key=lambda p: p.stat().st_mtime)
-    if not found:
-        return None
-    name = found[-1].name[: -len(f"_{CHECKPOINT_SUFFIX}.json")]
-    return jobs.load_job_checkpoint(job_name=name, checkpoint_file_suffix=CHECKPOINT_SUFFIX)
-
-
 def _cost_of(bits: str, graph, problem: str) -> float:
     """The cost of one bitstring (wire 0 first) from the graph: -cut, or the Max-Clique cost."""
     z = [int(b) for b in bits]
@@ -322,7 +310,7 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
         graph = load_graph(settings, jobs.input_dir("input-graph"))
     sim = make_simulator(graph, settings, device_string)
     params, state, start, seconds, costs = initial_params(settings), {}, 0, [], []
-    saved = _resume_checkpoint(jobs)
+    saved = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
     if saved:
         params = np.asarray(saved["params"], dtype=np.float64)
         state = {k: (np.asarray(v) if k != "t" else int(v)) for k, v in saved.get("optimizer_state", {}).items()}

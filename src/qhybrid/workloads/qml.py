@@ -183,18 +183,6 @@ def _set_threads(device_string: str) -> None:
     torch.set_num_threads(1)
 
 
-def _resume_checkpoint(jobs) -> dict | None:
-    """This job's checkpoint, else the newest ``*_qml.json`` copied in from an earlier job."""
-    folder = jobs.checkpoint_dir()
-    own = folder / f"{jobs.job_name()}_{CHECKPOINT_SUFFIX}.json"
-    found = [own] if own.exists() else sorted(folder.glob(f"*_{CHECKPOINT_SUFFIX}.json"),
-                                              key=lambda p: p.stat().st_mtime)
-    if not found:
-        return None
-    name = found[-1].name[: -len(f"_{CHECKPOINT_SUFFIX}.json")]
-    return jobs.load_job_checkpoint(job_name=name, checkpoint_file_suffix=CHECKPOINT_SUFFIX)
-
-
 def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     """Train; return the result dict (on every rank; rank 0 also saves it)."""
     import torch
@@ -221,7 +209,7 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=settings.gamma)
     history = {"loss": [], "accuracy": [], "epoch_seconds": []}
     start_epoch = 1
-    state = _resume_checkpoint(jobs)
+    state = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
