@@ -7,12 +7,14 @@ BIN := $(VENV)/bin
 # The CPU wheel of torch; a plain `pip install qhybrid` elsewhere takes a normal torch.
 TORCH_SPEC ?= torch==2.13.0
 
-# One QAOA energy+gradient at 20 qubits compiles every numba kernel of the fast path into
-# numba's on-disk cache, so that jobs are not billed for compilation.
+# What a QAOA job computes, once at 20 qubits, compiles every numba kernel of the fast path
+# into numba's on-disk cache, so that jobs are not billed for compilation.
 define WARM_UP
 import torch, networkx as nx
 from qhybrid.qaoa import QAOA
-QAOA(nx.gnm_random_graph(20, 30, seed=1)).energy_and_grad(torch.full((2, 2), 0.3, dtype=torch.float64))
+q = QAOA(nx.gnm_random_graph(20, 30, seed=1))
+x = torch.full((2, 2), 0.3, dtype=torch.float64)
+q.energy_and_grad(x); q.energy(x); q.most_likely(x, k=32); q.diagonal.optimum(max_bitstrings=8)
 endef
 export WARM_UP
 
