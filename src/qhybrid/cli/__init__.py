@@ -54,6 +54,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("qhybrid: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `qhybrid ... | head`: the reader left, which is not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

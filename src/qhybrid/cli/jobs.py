@@ -222,16 +222,22 @@ def _plot(cols: dict, path: str, title: str) -> None:
     else:
         t0 = min(cols.get("timestamp") or [0])
         xname, xs = "seconds", [t - t0 for t in cols.get("timestamp", [])]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    series = {}
     for name, ys in cols.items():
         if name in ("timestamp", "iteration_number"):
             continue
         pts = [(x, y) for x, y in zip(xs, ys) if x is not None and isinstance(y, (int, float))]
         if pts:
-            ax.plot(*zip(*pts), marker=".", label=name)
-    ax.set_xlabel(xname)
-    ax.set_title(title)
-    ax.legend()
+            series[name] = pts
+    # one panel per metric: a loss and a time per iteration don't share a scale
+    fig, axes = plt.subplots(max(1, len(series)), 1, figsize=(7, 2.4 * max(1, len(series))),
+                             sharex=True, squeeze=False)
+    for ax, (name, pts) in zip(axes[:, 0], series.items()):
+        ax.plot(*zip(*pts), marker=".")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel(xname)
+    axes[0, 0].set_title(title)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
