@@ -62,15 +62,13 @@ def sel_workload(n: int, *, seed: int = 1967):
 
 def qaoa_workload(n: int, *, p: int = 2, seed: int = 1967):
     """QAOA Max-Cut, p layers, on gnm_random_graph(n, int(1.5 n), seed)."""
+    from qhybrid.qaoa.pennylane import ansatz, hamiltonians
+
     graph = nx.gnm_random_graph(n, int(1.5 * n), seed=seed)
-    cost_h, mixer_h = qml.qaoa.maxcut(graph)
+    cost_h, mixer_h = hamiltonians(graph)
 
     def circuit(params):
-        for w in range(n):
-            qml.Hadamard(w)
-        for layer in range(p):
-            qml.qaoa.cost_layer(params[0, layer], cost_h)
-            qml.qaoa.mixer_layer(params[1, layer], mixer_h)
+        ansatz(params, cost_h, mixer_h, n)
         return qml.expval(cost_h)
 
     return circuit, np.full((2, p), 0.5)

@@ -24,7 +24,6 @@ The QAOA and QML engineers add their sections to ``SECTIONS`` at the bottom
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import statistics
@@ -43,7 +42,7 @@ except ImportError:  # pragma: no cover
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from qhybrid.sim import (GATES, Circuit, Measurement, Observable, Operation,  # noqa: E402
-                         adjoint_jacobian, final_state, simulate)
+                         adjoint_jacobian, simulate)
 
 DTYPES = {"complex64": torch.complex64, "complex128": torch.complex128}
 # state / expval tolerances against the complex128 CPU reference

@@ -128,16 +128,14 @@ def _pennylane_timer(device_name: str, edges, n: int, p: int, params):
     g = nx.Graph()
     g.add_nodes_from(range(n))
     g.add_edges_from(edges)
-    cost_h, mixer_h = qml.qaoa.maxcut(g)
+    from qhybrid.qaoa.pennylane import ansatz, hamiltonians
+
+    cost_h, mixer_h = hamiltonians(g)
     dev = qml.device(device_name, wires=n)
 
     @qml.qnode(dev, diff_method="adjoint")
     def circuit(x):
-        for w in range(n):
-            qml.Hadamard(wires=w)
-        for layer in range(p):
-            qml.qaoa.cost_layer(x[0, layer], cost_h)
-            qml.qaoa.mixer_layer(x[1, layer], mixer_h)
+        ansatz(x, cost_h, mixer_h, n)
         return qml.expval(cost_h)
 
     grad_fn = qml.grad(circuit)

@@ -1,7 +1,6 @@
 """The DressedQNN training job: settings, single process, data parallel, failures, resume, CLI."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

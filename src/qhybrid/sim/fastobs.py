@@ -6,7 +6,7 @@ threaded through :func:`qhybrid.sim.fastkernels.kernel`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange  # noqa: F401  (njit: helpers; prange: threaded loops)
+from numba import prange  # (threaded loops; these functions are compiled where they are registered)
 
 from .fastkernels import _parity, _sign_table  # noqa: F401
 

@@ -188,23 +188,6 @@ class _Fast:
         return [(r["bitstring"], r["probability"]) for r in self.q.most_likely(params, k)]
 
 
-def pennylane_cost(graph, problem: str):
-    """``(cost_h, mixer_h)`` as ``qml.qaoa`` builds them (Max-Cut honours non-unit weights)."""
-    import pennylane as qml
-
-    if problem == "maxclique":
-        return qml.qaoa.max_clique(graph, constrained=False)
-    cost_h, mixer_h = qml.qaoa.maxcut(graph)
-    weights = [d.get("weight", 1.0) for _, _, d in graph.edges(data=True)]
-    if any(w != 1 for w in weights):
-        coeffs, ops = [], []
-        for (i, j), w in zip(graph.edges, weights):
-            coeffs += [0.5 * w, -0.5 * w]
-            ops += [qml.Z(i) @ qml.Z(j), qml.Identity(i)]
-        cost_h = qml.Hamiltonian(coeffs, ops)
-    return cost_h, mixer_h
-
-
 class _PennyLane:
     """The same circuit as a QNode on a PennyLane device."""
 
@@ -212,17 +195,14 @@ class _PennyLane:
         import pennylane as qml
 
         from qhybrid.devices import pennylane_device
+        from qhybrid.qaoa.pennylane import ansatz, hamiltonians
 
         n = graph.number_of_nodes()
-        self.cost_h, mixer_h = pennylane_cost(graph, settings.problem)
+        self.cost_h, mixer_h = hamiltonians(graph, settings.problem)
         dev = pennylane_device(device_string, wires=n)
 
         def circuit(params):
-            for w in range(n):
-                qml.Hadamard(wires=w)
-            for layer in range(params.shape[1]):
-                qml.qaoa.cost_layer(params[0, layer], self.cost_h)
-                qml.qaoa.mixer_layer(params[1, layer], mixer_h)
+            ansatz(params, self.cost_h, mixer_h, n)
 
         def energy(params):
             circuit(params)
