@@ -277,6 +277,28 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
     return gx * acc_r, gx * acc_i
 
 
+GENERAL, DIAGONAL, RX_TYPE = 0, 1, 2
+
+
+@njit(cache=True)
+def _gate_kinds(invs, gens, bm):
+    """Per gate r: RX_TYPE (real cos on the diagonal, imaginary sin off it, generator a
+    multiple of X), DIAGONAL (diagonal inverse and generator), else GENERAL."""
+    R = invs.shape[0]
+    kinds = np.zeros(R, dtype=np.int64)
+    for r in range(R):
+        m00 = invs[r, bm, 0, 0]
+        m01 = invs[r, bm, 0, 1]
+        m10 = invs[r, bm, 1, 0]
+        m11 = invs[r, bm, 1, 1]
+        if (m00 == m11 and m01 == m10 and m00.imag == 0 and m01.real == 0 and gens[r, 0, 0] == 0
+                and gens[r, 1, 1] == 0 and gens[r, 0, 1] == gens[r, 1, 0] and gens[r, 0, 1].imag == 0):
+            kinds[r] = RX_TYPE
+        elif m01 == 0 and m10 == 0 and gens[r, 0, 1] == 0 and gens[r, 1, 0] == 0:
+            kinds[r] = DIAGONAL
+    return kinds
+
+
 def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
     """One backward step over several 1-qubit gates on distinct wires (strides < ``blk``):
     inside each cache block, from the last gate to the first, accumulate
@@ -290,6 +312,7 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
     for b in range(B):
         kr = ket[b]
         bm = b if invs.shape[1] > 1 else 0
+        kinds = _gate_kinds(invs, gens, bm)
         part_r = np.zeros((nblk, M, R))
         part_i = np.zeros((nblk, M, R))
         for bi in prange(nblk):
@@ -300,15 +323,12 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
                 m01 = invs[r, bm, 0, 1]
                 m10 = invs[r, bm, 1, 0]
                 m11 = invs[r, bm, 1, 1]
-                diag = m01 == 0 and m10 == 0 and gens[r, 0, 1] == 0 and gens[r, 1, 0] == 0
-                rx = (m00 == m11 and m01 == m10 and m00.imag == 0 and m01.real == 0 and gens[r, 0, 0] == 0
-                      and gens[r, 1, 1] == 0 and gens[r, 0, 1] == gens[r, 1, 0] and gens[r, 0, 1].imag == 0)
                 for mm in range(M):
                     upd = mm == M - 1  # the ket is undone with the last bra, after all reads
-                    if rx:
+                    if kinds[r] == RX_TYPE:
                         ar, ai = _pairs_adjoint_rx(bras[mm, b], kr, base, s, half, m00.real, m01.imag,
                                                    gens[r, 0, 1].real, upd)
-                    elif diag:
+                    elif kinds[r] == DIAGONAL:
                         ar, ai = _pairs_adjoint_diag(bras[mm, b], kr, base, s, half, m00, m11,
                                                      gens[r, 0, 0], gens[r, 1, 1], upd)
                     else:
@@ -355,6 +375,7 @@ def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
     for b in range(B):
         kr = ket[b]
         bm = b if invs.shape[1] > 1 else 0
+        kinds = _gate_kinds(invs, gens, bm)
         part_r = np.zeros((nblk, M, R))
         part_i = np.zeros((nblk, M, R))
         for cb in prange(nblk):
@@ -369,8 +390,7 @@ def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
                 g01 = gens[r, 0, 1]
                 g10 = gens[r, 1, 0]
                 g11 = gens[r, 1, 1]
-                rx = (m00 == m11 and m01 == m10 and m00.imag == 0 and m01.real == 0 and g00 == 0
-                      and g11 == 0 and g01 == g10 and g01.imag == 0)
+                rx = kinds[r] == RX_TYPE
                 for mm in range(M):
                     br = bras[mm, b]
                     upd = mm == M - 1
