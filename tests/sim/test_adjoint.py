@@ -81,6 +81,35 @@ def test_qaoa_like_zrot_runs_and_layers(rng):
     np.testing.assert_allclose(fast.numpy(), ref.numpy(), atol=1e-9)
 
 
+@pytest.mark.parametrize("batch", [None, 3])
+def test_runs_of_one_qubit_gates_on_one_wire(rng, batch):
+    """Several gates per wire (fused into one 2x2 and differentiated from the wire's cross term),
+    lone gates, untrainable gates inside a run, low and high wires, two observables, broadcast."""
+    n = 15
+
+    def angle():
+        return rng.uniform(-np.pi, np.pi, size=batch) if batch else float(rng.uniform(-np.pi, np.pi))
+
+    ops = []
+    for layer in range(2):
+        for w in range(n):
+            names = ["RZ", "RY", "RZ"] if w % 3 else ["RX"]
+            if w % 5 == 4:
+                names = ["Hadamard", "RY", "S", "PhaseShift"]
+            for name in names:
+                plain = name in ("Hadamard", "S")
+                ops.append(Operation(name, (w,), () if plain else (angle(),), () if plain or (w + layer) % 7 == 3 else (0,)))
+        ops += [Operation("CNOT", (w, (w + 1 + layer) % n)) for w in range(n)]
+    c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=4)),
+                              Measurement("expval", Observable.pauli({"X": 0.7}, wires=(n - 1,)))])
+    fast = adjoint_jacobian(c)
+    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    assert fast.shape[2] == (batch or 1)
+    np.testing.assert_allclose(fast.numpy(), ref.numpy(), atol=1e-10)
+    c64 = adjoint_jacobian(c, dtype=torch.complex64)
+    np.testing.assert_allclose(c64.numpy(), ref.numpy(), atol=1e-5)
+
+
 def test_complex64_tolerance(rng):
     n = 4
     c = make_circuit(n, random_ops(n, 20, rng), [Measurement("expval", _obs(n, rng))])

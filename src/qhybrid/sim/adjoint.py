@@ -21,7 +21,7 @@ import torch
 from ..errors import OperationError
 from .apply import COLUMNS, apply_kop, block_size, generator_overlap, use_fast
 from .fuse import ZROT, kop_for, lower
-from .gates import GATES, gate_generator
+from .gates import GATES, gate_generator, gate_matrix
 from .memory import check_memory
 from .observables import apply_observable
 from .simulate import final_state
@@ -100,39 +100,75 @@ def _layer_start(ops, i, first) -> int:
     return j + 1
 
 
+def _matrix_np(op, *, dtype, device) -> np.ndarray:
+    """The (P, 2, 2) complex128 numpy matrix of a 1-qubit IR operation."""
+    m = gate_matrix(op.name, op.params, 1, dtype, device, op.adjoint)
+    return m.detach().resolve_conj().cpu().numpy().astype(np.complex128, copy=False)
+
+
+def _generator_2x2(op) -> np.ndarray:
+    g = gate_generator(op.name, 1, op.adjoint)
+    return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
+
+
 def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
     """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the low wires, one
-    column-blocked pass for the high wires (the two groups commute)."""
+    column-blocked pass for the high wires (the two groups commute).
+
+    The gates on one wire form a run ``U = g_m ... g_1``, undone as one 2x2. A run of several
+    gates is differentiated from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``
+    (accumulated in the same pass): for gate k with generator G,
+    ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. A lone gate keeps its
+    generator overlap (cheaper kernels for RX-type and diagonal gates)."""
     N = ket.shape[1]
-    layer = ops[j:i + 1]
-    invs, gens = [], []
-    for op in layer:
-        inv = kop_for(op, n, dtype=dtype, device=device).inverse()
-        m = inv.data if inv.kind == "dense" else torch.diag_embed(inv.data)
-        invs.append(m)
-        g = gate_generator(op.name, 1, op.adjoint) if op.trainable else np.zeros((2, 2))
-        gens.append(np.diag(g) if np.ndim(g) == 1 else g)
+    runs: dict = {}
+    for k in range(j, i + 1):
+        runs.setdefault(ops[k].wires[0], []).append(k)
+    invs, gens, fused, derivs = [], [], [], []
+    eye = np.eye(2, dtype=np.complex128)[None]
+    for r, idx in enumerate(runs.values()):
+        if len(idx) == 1:
+            op = ops[idx[0]]
+            invs.append(_matrix_np(op, dtype=dtype, device=device).conj().transpose(0, 2, 1))
+            gens.append(_generator_2x2(op) if op.trainable else np.zeros((2, 2), dtype=np.complex128))
+            fused.append(0)
+            if op.trainable:
+                derivs.append((r, cols[idx[0]], None))
+            continue
+        S = eye
+        for k in reversed(idx):
+            op = ops[k]
+            if op.trainable:
+                derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
+            S = S @ _matrix_np(op, dtype=dtype, device=device)
+        invs.append(S.conj().transpose(0, 2, 1))
+        gens.append(np.zeros((2, 2), dtype=np.complex128))
+        fused.append(1)
     P = max(m.shape[0] for m in invs)
-    invs = torch.stack([m.expand(P, 2, 2) for m in invs]).resolve_conj().contiguous().numpy()
+    ndt = ket.numpy().dtype
+    invs = np.ascontiguousarray(np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ndt))
     gens = np.ascontiguousarray(np.array(gens, dtype=np.complex128))
-    strides = np.array([1 << (n - 1 - op.wires[0]) for op in layer], dtype=np.int64)
+    fused = np.array(fused, dtype=np.int64)
+    strides = np.array([1 << (n - 1 - w) for w in runs], dtype=np.int64)
     blk = block_size(N)
     bras_np, ket_np = bra_all.numpy(), ket.numpy()
-    ov = np.zeros((bra_all.shape[0], ket.shape[0], len(layer)), dtype=np.complex128)
-    big = np.nonzero(strides >= blk)[0]
-    if len(big):
-        lowbits = blk.bit_length() - 1
-        ov[:, :, big] = _fk.kernel("adjoint_1q_high", N)(
-            bras_np, ket_np, np.ascontiguousarray(invs[big]), np.ascontiguousarray(gens[big]),
-            strides[big] >> lowbits, lowbits, COLUMNS)
-    small = np.nonzero(strides < blk)[0]
-    if len(small):
-        ov[:, :, small] = _fk.kernel("adjoint_1q_block", N)(
-            bras_np, ket_np, np.ascontiguousarray(invs[small]), np.ascontiguousarray(gens[small]),
-            strides[small], blk)
-    for r, op in enumerate(layer):
-        if op.trainable:
-            jac[:, cols[j + r], :] = torch.from_numpy(-2.0 * ov[:, :, r].imag)
+    ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
+    for sel, name in ((np.nonzero(strides >= blk)[0], "adjoint_1q_high"),
+                      (np.nonzero(strides < blk)[0], "adjoint_1q_block")):
+        if not len(sel):
+            continue
+        args = (bras_np, ket_np, np.ascontiguousarray(invs[sel]), np.ascontiguousarray(gens[sel]), fused[sel])
+        if name == "adjoint_1q_high":
+            lowbits = blk.bit_length() - 1
+            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel] >> lowbits, lowbits, COLUMNS)
+        else:
+            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel], blk)
+    for r, col, mk in derivs:
+        if mk is None:
+            val = ov[:, :, r, 0]
+        else:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
+            val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
+        jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,

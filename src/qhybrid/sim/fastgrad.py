@@ -277,16 +277,82 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
     return gx * acc_r, gx * acc_i
 
 
-GENERAL, DIAGONAL, RX_TYPE = 0, 1, 2
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint_r(br, kr, base, s, half, m00, m01, m10, m11, upd, acc):
+    """Inside one block: ``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the pairs of
+    stride s (the wire's 2x2 cross term, every derivative of a fused run comes from it),
+    then bra <- inv bra (and the ket when ``upd``)."""
+    r00 = 0j
+    r01 = 0j
+    r10 = 0j
+    r11 = 0j
+    for i in range(half):
+        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
+        i1 = i0 | s
+        a = kr[i0]
+        c = kr[i1]
+        x = br[i0]
+        y = br[i1]
+        cx = np.conj(x)
+        cy = np.conj(y)
+        r00 += a * cx
+        r01 += a * cy
+        r10 += c * cx
+        r11 += c * cy
+        br[i0] = m00 * x + m01 * y
+        br[i1] = m10 * x + m11 * y
+        if upd:
+            kr[i0] = m00 * a + m01 * c
+            kr[i1] = m10 * a + m11 * c
+    acc[0] += r00
+    acc[1] += r01
+    acc[2] += r10
+    acc[3] += r11
+
+
+@njit(fastmath=True, cache=True)
+def _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
+    """:func:`_pairs_adjoint_r` for columns p0..p0+W paired with p1..p1+W."""
+    r00 = 0j
+    r01 = 0j
+    r10 = 0j
+    r11 = 0j
+    for j in range(W):
+        a = kr[p0 + j]
+        c = kr[p1 + j]
+        x = br[p0 + j]
+        y = br[p1 + j]
+        cx = np.conj(x)
+        cy = np.conj(y)
+        r00 += a * cx
+        r01 += a * cy
+        r10 += c * cx
+        r11 += c * cy
+        br[p0 + j] = m00 * x + m01 * y
+        br[p1 + j] = m10 * x + m11 * y
+        if upd:
+            kr[p0 + j] = m00 * a + m01 * c
+            kr[p1 + j] = m10 * a + m11 * c
+    acc[0] += r00
+    acc[1] += r01
+    acc[2] += r10
+    acc[3] += r11
+
+
+GENERAL, DIAGONAL, RX_TYPE, FUSED = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _gate_kinds(invs, gens, bm):
-    """Per gate r: RX_TYPE (real cos on the diagonal, imaginary sin off it, generator a
-    multiple of X), DIAGONAL (diagonal inverse and generator), else GENERAL."""
+def _gate_kinds(invs, gens, bm, fused):
+    """Per gate r: FUSED (a run of gates on one wire, flagged by the caller: the cross term R
+    is accumulated instead of one overlap), RX_TYPE (real cos on the diagonal, imaginary sin
+    off it, generator a multiple of X), DIAGONAL (diagonal inverse and generator), else GENERAL."""
     R = invs.shape[0]
     kinds = np.zeros(R, dtype=np.int64)
     for r in range(R):
+        if fused[r]:
+            kinds[r] = FUSED
+            continue
         m00 = invs[r, bm, 0, 0]
         m01 = invs[r, bm, 0, 1]
         m10 = invs[r, bm, 1, 0]
@@ -299,22 +365,22 @@ def _gate_kinds(invs, gens, bm):
     return kinds
 
 
-def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
-    """One backward step over several 1-qubit gates on distinct wires (strides < ``blk``):
-    inside each cache block, from the last gate to the first, accumulate
-    ``<bra_m|G_r|ket>`` then undo gate r on every bra and on the ket. Returns (M, B, R)."""
+def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk):
+    """One backward step over 1-qubit gates on distinct wires (strides < ``blk``): inside
+    each cache block, from the last gate to the first, accumulate ``<bra_m|G_r|ket>`` (in
+    ``[..., 0]``; for a FUSED run the cross term R in ``[..., 0:4]``) then undo gate r on
+    every bra and on the ket. Returns (M, B, R, 4) complex."""
     M = bras.shape[0]
     B, N = ket.shape
     R = strides.shape[0]
     nblk = N // blk
     half = blk // 2
-    out = np.zeros((M, B, R), dtype=np.complex128)
+    out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
         bm = b if invs.shape[1] > 1 else 0
-        kinds = _gate_kinds(invs, gens, bm)
-        part_r = np.zeros((nblk, M, R))
-        part_i = np.zeros((nblk, M, R))
+        kinds = _gate_kinds(invs, gens, bm, fused)
+        part = np.zeros((nblk, M, R, 4), dtype=np.complex128)
         for bi in prange(nblk):
             base = bi * blk
             for r in range(R - 1, -1, -1):
@@ -325,6 +391,10 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
                 m11 = invs[r, bm, 1, 1]
                 for mm in range(M):
                     upd = mm == M - 1  # the ket is undone with the last bra, after all reads
+                    if kinds[r] == FUSED:
+                        _pairs_adjoint_r(bras[mm, b], kr, base, s, half, m00, m01, m10, m11, upd,
+                                         part[bi, mm, r])
+                        continue
                     if kinds[r] == RX_TYPE:
                         ar, ai = _pairs_adjoint_rx(bras[mm, b], kr, base, s, half, m00.real, m01.imag,
                                                    gens[r, 0, 1].real, upd)
@@ -334,12 +404,9 @@ def adjoint_1q_block(bras, ket, invs, gens, strides, blk):
                     else:
                         ar, ai = _pairs_adjoint(bras[mm, b], kr, base, s, half, m00, m01, m10, m11,
                                                 gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1], upd)
-                    part_r[bi, mm, r] = ar
-                    part_i[bi, mm, r] = ai
+                    part[bi, mm, r, 0] = ar + 1j * ai
         for bi in range(nblk):
-            for mm in range(M):
-                for r in range(R):
-                    out[mm, b, r] += part_r[bi, mm, r] + 1j * part_i[bi, mm, r]
+            out[:, b] += part[bi]
     return out
 
 
@@ -363,7 +430,7 @@ def _pairs_adjoint_cols_rx(br, kr, p0, p1, W, c, sn, gx, upd):
     return gx * acc_r, gx * acc_i
 
 
-def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
+def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W):
     """:func:`adjoint_1q_block` for gates on high wires (see :func:`apply_1q_high`)."""
     M = bras.shape[0]
     B, N = ket.shape
@@ -371,13 +438,12 @@ def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
     Lo = 1 << lowbits
     Hh = (N >> lowbits) // 2
     nblk = Lo // W
-    out = np.zeros((M, B, R), dtype=np.complex128)
+    out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
         bm = b if invs.shape[1] > 1 else 0
-        kinds = _gate_kinds(invs, gens, bm)
-        part_r = np.zeros((nblk, M, R))
-        part_i = np.zeros((nblk, M, R))
+        kinds = _gate_kinds(invs, gens, bm, fused)
+        part = np.zeros((nblk, M, R, 4), dtype=np.complex128)
         for cb in prange(nblk):
             col0 = cb * W
             for r in range(R - 1, -1, -1):
@@ -390,27 +456,24 @@ def adjoint_1q_high(bras, ket, invs, gens, hstrides, lowbits, W):
                 g01 = gens[r, 0, 1]
                 g10 = gens[r, 1, 0]
                 g11 = gens[r, 1, 1]
-                rx = kinds[r] == RX_TYPE
+                kind = kinds[r]
                 for mm in range(M):
                     br = bras[mm, b]
                     upd = mm == M - 1
-                    acc_r = 0.0
-                    acc_i = 0.0
+                    acc = part[cb, mm, r]
                     for hp in range(Hh):
                         h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
                         p0 = (h0 << lowbits) + col0
                         p1 = ((h0 | hs) << lowbits) + col0
-                        if rx:
+                        if kind == FUSED:
+                            _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc)
+                            continue
+                        if kind == RX_TYPE:
                             ar, ai = _pairs_adjoint_cols_rx(br, kr, p0, p1, W, m00.real, m01.imag, g01.real, upd)
                         else:
                             ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11,
                                                          g00, g01, g10, g11, upd)
-                        acc_r += ar
-                        acc_i += ai
-                    part_r[cb, mm, r] = acc_r
-                    part_i[cb, mm, r] = acc_i
+                        acc[0] += ar + 1j * ai
         for cb in range(nblk):
-            for mm in range(M):
-                for r in range(R):
-                    out[mm, b, r] += part_r[cb, mm, r] + 1j * part_i[cb, mm, r]
+            out[:, b] += part[cb]
     return out

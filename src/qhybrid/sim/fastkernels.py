@@ -18,7 +18,7 @@ _SERIAL = dict(parallel=False, cache=True, fastmath=True, nogil=True)
 
 #: States with at least this many amplitudes use the threaded kernels; below it the
 #: serial ones (a parallel region costs more than a small pass, worse on a busy machine).
-PARALLEL_MIN = 1 << 21
+PARALLEL_MIN = 1 << 15
 
 
 @njit(inline="always")
