@@ -53,3 +53,30 @@ def test_qaoa_cost_layer_uses_cached_lookup(rng):
     c = make_circuit(n, ops)
     assert_close(final_state(c, cache=cache), reference_state(c), 1e-10)
     assert_close(final_state(c, cache=cache), reference_state(c), 1e-10)  # from the cache
+
+
+@pytest.mark.parametrize("n", [3, 12, 21])
+def test_cnot_swap_ladders_become_one_permutation(rng, n):
+    """A run of CNOTs and SWAPs is one gather pass; it and its inverse match gate-by-gate runs
+    (n=21 uses three ten-bit digits of the index tables), with and without a scratch cache."""
+    from qhybrid.sim.apply import apply_kop
+    from qhybrid.sim.fuse import kop_for
+
+    perm = []
+    for _ in range(3 * n):
+        a, b = (int(w) for w in rng.choice(n, 2, replace=False))
+        perm.append(Operation(str(rng.choice(["CNOT", "CNOT", "SWAP"])), (a, b)))
+    ops = [Operation("RY", (w,), (float(rng.uniform(0, 3)),)) for w in range(n)] + perm
+    kops = lower(perm, n)
+    assert [k.kind for k in kops] == ["perm"]
+    c = make_circuit(n, ops)
+    state = final_state(c, cache=Cache())
+    single = final_state(c, fuse=False)
+    assert_close(state, single, 1e-12)
+    for fast, cache in ((True, Cache()), (True, None), (False, None)):
+        back = state.clone()
+        apply_kop(back, kops[0].inverse(), n, fast=fast, cache=cache)
+        unwound = state.clone()
+        for op in reversed(perm):
+            apply_kop(unwound, kop_for(op, n, dtype=torch.complex128, device="cpu"), n, fast=False)
+        assert_close(back, unwound, 1e-12)

@@ -20,7 +20,7 @@ import torch
 
 from ..errors import OperationError
 from .apply import COLUMNS, apply_kop, block_size, generator_overlap, use_fast
-from .fuse import ZROT, kop_for, lower
+from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrix
 from .memory import check_memory
 from .observables import apply_observable
@@ -218,6 +218,15 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             j -= 1
         if fastz and _is_zrot(op) and i - j >= 2:
             _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast)
+            i = j - 1
+            continue
+        j = i
+        while fastz and j > 0 and ops[j - 1].name in _PERMUTATIONS and op.name in _PERMUTATIONS:
+            j -= 1
+        if i - j + 1 >= PERM_MIN and n <= 40:  # a CNOT / SWAP ladder: one gather pass per state
+            inv = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n).inverse()
+            for state in [ket] + bras:
+                apply_kop(state, inv, n, fast=fast, cache=cache)
             i = j - 1
             continue
         j = _layer_start(ops, i, first) if fastz else i

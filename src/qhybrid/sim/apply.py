@@ -1,8 +1,9 @@
 """Kernel dispatch: apply dense blocks, diagonals and phase tables in place.
 
 A :class:`KOp` is a gate ready to run: a ``(P, d, d)`` dense block or a
-``(P, d)`` diagonal on ``wires``, or a phase lookup (``table[P, m]`` indexed by
-a cached ``index[2**n]``). ``apply_kop(state, kop, n)`` updates ``state``
+``(P, d)`` diagonal on ``wires``, a phase lookup (``table[P, m]`` indexed by
+a cached ``index[2**n]``), or a run of CNOTs / SWAPs as one index permutation
+(``perm``: one gather pass through a scratch buffer). ``apply_kop(state, kop, n)`` updates ``state``
 (``(B, 2**n)``) in place. On CPU with ``fast=True`` the numba kernels of
 :mod:`qhybrid.sim.fastkernels` run (one pass per gate); otherwise the torch
 reference path (``kernels.apply_matrix`` and broadcast multiplies), which is
@@ -31,13 +32,15 @@ class KOp:
 
     kind: str
     wires: tuple
-    data: Any  # (P,d,d) | (P,d) | (P, m) table
-    index: Optional[Any] = None  # lookup: (2**n,) int32 indices into the table
+    data: Any  # (P,d,d) | (P,d) | (P, m) table | perm: (2, 4, 1024) int64 gather tables
+    index: Optional[Any] = None  # lookup: (2**n,) int32 indices into the table; perm: the swap KOps
     ctrl: bool = False  # swap: CNOT (True) or SWAP (False); data holds the 4x4 matrix
 
     def inverse(self) -> "KOp":
         if self.kind == "swap":
             return self
+        if self.kind == "perm":  # the inverse map's tables are stored beside the map's
+            return KOp("perm", self.wires, np.ascontiguousarray(self.data[::-1]), self.index[::-1])
         if self.kind == "layer":
             return KOp("layer", self.wires, self.data.conj().transpose(-1, -2).contiguous())
         if self.kind == "dense":
@@ -54,9 +57,29 @@ def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().resolve_conj().contiguous().numpy()
 
 
-def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> torch.Tensor:
-    """Apply ``kop`` to ``state`` (B, 2**n) in place and return it."""
+def scratch_buffer(N: int, dtype, cache=None) -> np.ndarray:
+    """A (N,) numpy buffer of ``dtype`` for out-of-place passes, kept in ``cache`` when given
+    (a fresh buffer is page-faulted in at every call: as slow as the pass itself)."""
+    key = ("scratch", N, np.dtype(dtype).str)
+    buf = cache.get(key) if cache is not None else None
+    if buf is None:
+        buf = np.empty(N, dtype=dtype)
+        if cache is not None:
+            cache.put(key, buf, buf.nbytes)
+    return buf
+
+
+def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, cache=None) -> torch.Tensor:
+    """Apply ``kop`` to ``state`` (B, 2**n) in place and return it (``cache`` holds scratch)."""
     k = len(kop.wires)
+    if kop.kind == "perm":
+        if use_fast(state, fast):
+            st = state.numpy()
+            _fk.kernel("permute_gather", st.shape[1])(st, scratch_buffer(st.shape[1], st.dtype, cache), kop.data[0])
+        else:
+            for sub in kop.index:
+                apply_kop(state, sub, n, fast=fast)
+        return state
     if kop.kind == "lookup":
         if use_fast(state, fast):
             _fk.kernel("phase_lookup", state.shape[1])(state.numpy(), _np(kop.data), kop.index.numpy())

@@ -13,7 +13,10 @@
   lookup ``table[index[z]]`` whose integer index is built once per block
   shape and kept in ``cache``;
 * pending 1q blocks and the diagonal block act on disjoint wires, so they
-  commute; any gate that touches their wires flushes them first.
+  commute; any gate that touches their wires flushes them first;
+* runs of at least ``PERM_MIN`` CNOTs / SWAPs (entangling ladders) become one
+  index permutation ``j -> h(j)``, linear over GF(2), applied as one gather
+  pass (:func:`perm_kop`).
 
 See ``README.md`` beside this file for why this is exact.
 """
@@ -30,6 +33,66 @@ ZROT = {"RZ", "IsingZZ", "MultiRZ"}
 _MAX_SMALL_DIAG = 12
 #: Self-inverse two-qubit permutations run as amplitude swaps (no arithmetic).
 _PERMUTATIONS = {"CNOT", "SWAP"}
+#: Shortest run of CNOTs / SWAPs worth one gather pass (each swap touches half the state).
+PERM_MIN = 3
+
+
+def _index_map(swaps, n):
+    """``v -> g(v)``, the basis-index map of the swap KOps applied in order."""
+    steps = [(1 << (n - 1 - k.wires[0]), 1 << (n - 1 - k.wires[1]), k.ctrl) for k in swaps]
+
+    def g(v: int) -> int:
+        for s0, s1, ctrl in steps:
+            if ctrl:
+                v ^= s1 if v & s0 else 0
+            elif bool(v & s0) != bool(v & s1):
+                v ^= s0 | s1
+        return v
+
+    return g
+
+
+def _digit_tables(images) -> np.ndarray:
+    """(4, 1024) tables of a linear map from the images of the basis bits: the map of ``j`` is
+    the XOR of ``t[d][(j >> 10 d) & 1023]`` over the four ten-bit digits."""
+    t = np.zeros((4, 1024), dtype=np.int64)
+    for d in range(4):
+        for b in range(10):
+            img = images[10 * d + b] if 10 * d + b < len(images) else 0
+            t[d, 1 << b:2 << b] = t[d, :1 << b] ^ img
+    return t
+
+
+def perm_kop(swaps, n: int) -> KOp:
+    """One ``perm`` KOp for a run of CNOT / SWAP KOps (n <= 40). The new state is
+    ``psi'[j] = psi[g^-1(j)]`` with ``g`` the index map of the run; the tables of ``g^-1``
+    (the gather of the run) and of ``g`` (the gather of its inverse) are both kept."""
+    g = _index_map(swaps, n)
+    ginv = _index_map(swaps[::-1], n)  # each CNOT / SWAP is its own inverse
+    basis = [1 << b for b in range(n)]
+    tables = np.stack([_digit_tables([ginv(v) for v in basis]), _digit_tables([g(v) for v in basis])])
+    wires = tuple(sorted({w for k in swaps for w in k.wires}))
+    return KOp("perm", wires, tables, list(swaps))
+
+
+def merge_permutations(kops: list, n: int) -> list:
+    """Replace runs of at least ``PERM_MIN`` swap KOps by one :func:`perm_kop`."""
+    if n > 40:
+        return kops
+    out, run = [], []
+
+    def close():
+        out.extend([perm_kop(run, n)] if len(run) >= PERM_MIN else run)
+        run.clear()
+
+    for k in kops:
+        if k.kind == "swap":
+            run.append(k)
+            continue
+        close()
+        out.append(k)
+    close()
+    return out
 
 
 def kop_for(op, n: int, *, dtype, device) -> KOp:
@@ -160,7 +223,7 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
             out.append(kop_for(op, n, dtype=dtype, device=device))
     flush_diag()
     flush1(list(pend1))
-    return merge_layers(out)
+    return merge_permutations(merge_layers(out), n)
 
 
 def merge_layers(kops: list) -> list:

@@ -47,7 +47,7 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
     else:
         state = initial_state(circuit, dtype=dtype, device=device)
     for kop in kops:
-        apply_kop(state, kop, n, fast=fast)
+        apply_kop(state, kop, n, fast=fast, cache=cache)
     return state
 
 
