@@ -111,7 +111,7 @@ def _generator_2x2(op) -> np.ndarray:
     return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
 
 
-def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
+def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True):
     """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the low wires, one
     column-blocked pass for the high wires (the two groups commute).
 
@@ -119,7 +119,8 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
     gates is differentiated from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``
     (accumulated in the same pass): for gate k with generator G,
     ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. A lone gate keeps its
-    generator overlap (cheaper kernels for RX-type and diagonal gates)."""
+    generator overlap (cheaper kernels for RX-type and diagonal gates). With ``undo`` false (no
+    trainable gate before the layer) only the derivatives are read, nothing is undone."""
     N = ket.shape[1]
     runs: dict = {}
     for k in range(j, i + 1):
@@ -160,9 +161,9 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device):
         args = (bras_np, ket_np, np.ascontiguousarray(invs[sel]), np.ascontiguousarray(gens[sel]), fused[sel])
         if name == "adjoint_1q_high":
             lowbits = blk.bit_length() - 1
-            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel] >> lowbits, lowbits, COLUMNS)
+            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel] >> lowbits, lowbits, COLUMNS, undo)
         else:
-            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel], blk)
+            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel], blk, undo)
     for r, col, mk in derivs:
         if mk is None:
             val = ov[:, :, r, 0]
@@ -231,7 +232,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             continue
         j = _layer_start(ops, i, first) if fastz else i
         if j < i:
-            _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device)
+            _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device, undo=j > first)
             i = j - 1
             continue
         kop = kop_for(op, n, dtype=dtype, device=device)

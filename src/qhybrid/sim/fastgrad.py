@@ -201,9 +201,10 @@ def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11
         v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
         acc_r += v.real
         acc_i += v.imag
-        br[i0] = m00 * x + m01 * y
-        br[i1] = m10 * x + m11 * y
-        if upd:
+        if upd != 2:
+            br[i0] = m00 * x + m01 * y
+            br[i1] = m10 * x + m11 * y
+        if upd == 1:
             kr[i0] = m00 * a + m01 * c
             kr[i1] = m10 * a + m11 * c
     return acc_r, acc_i
@@ -222,9 +223,10 @@ def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g1
         v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
         acc_r += v.real
         acc_i += v.imag
-        br[p0 + j] = m00 * x + m01 * y
-        br[p1 + j] = m10 * x + m11 * y
-        if upd:
+        if upd != 2:
+            br[p0 + j] = m00 * x + m01 * y
+            br[p1 + j] = m10 * x + m11 * y
+        if upd == 1:
             kr[p0 + j] = m00 * a + m01 * c
             kr[p1 + j] = m10 * a + m11 * c
     return acc_r, acc_i
@@ -245,9 +247,10 @@ def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11, upd):
         v = np.conj(x) * g00 * a + np.conj(y) * g11 * c
         acc_r += v.real
         acc_i += v.imag
-        br[i0] = m00 * x
-        br[i1] = m11 * y
-        if upd:
+        if upd != 2:
+            br[i0] = m00 * x
+            br[i1] = m11 * y
+        if upd == 1:
             kr[i0] = m00 * a
             kr[i1] = m11 * c
     return acc_r, acc_i
@@ -269,9 +272,10 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
         # conj(x) * k1 + conj(y) * a
         acc_r += x.real * k1.real + x.imag * k1.imag + y.real * a.real + y.imag * a.imag
         acc_i += x.real * k1.imag - x.imag * k1.real + y.real * a.imag - y.imag * a.real
-        br[i0] = complex(c * x.real - sn * y.imag, c * x.imag + sn * y.real)
-        br[i1] = complex(c * y.real - sn * x.imag, c * y.imag + sn * x.real)
-        if upd:
+        if upd != 2:
+            br[i0] = complex(c * x.real - sn * y.imag, c * x.imag + sn * y.real)
+            br[i1] = complex(c * y.real - sn * x.imag, c * y.imag + sn * x.real)
+        if upd == 1:
             kr[i0] = complex(c * a.real - sn * k1.imag, c * a.imag + sn * k1.real)
             kr[i1] = complex(c * k1.real - sn * a.imag, c * k1.imag + sn * a.real)
     return gx * acc_r, gx * acc_i
@@ -281,7 +285,7 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
 def _pairs_adjoint_r(br, kr, base, s, half, m00, m01, m10, m11, upd, acc):
     """Inside one block: ``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the pairs of
     stride s (the wire's 2x2 cross term, every derivative of a fused run comes from it),
-    then bra <- inv bra (and the ket when ``upd``)."""
+    then bra <- inv bra (mode ``upd``: see :func:`adjoint_1q_block`)."""
     r00 = 0j
     r01 = 0j
     r10 = 0j
@@ -299,9 +303,10 @@ def _pairs_adjoint_r(br, kr, base, s, half, m00, m01, m10, m11, upd, acc):
         r01 += a * cy
         r10 += c * cx
         r11 += c * cy
-        br[i0] = m00 * x + m01 * y
-        br[i1] = m10 * x + m11 * y
-        if upd:
+        if upd != 2:
+            br[i0] = m00 * x + m01 * y
+            br[i1] = m10 * x + m11 * y
+        if upd == 1:
             kr[i0] = m00 * a + m01 * c
             kr[i1] = m10 * a + m11 * c
     acc[0] += r00
@@ -328,9 +333,10 @@ def _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
         r01 += a * cy
         r10 += c * cx
         r11 += c * cy
-        br[p0 + j] = m00 * x + m01 * y
-        br[p1 + j] = m10 * x + m11 * y
-        if upd:
+        if upd != 2:
+            br[p0 + j] = m00 * x + m01 * y
+            br[p1 + j] = m10 * x + m11 * y
+        if upd == 1:
             kr[p0 + j] = m00 * a + m01 * c
             kr[p1 + j] = m10 * a + m11 * c
     acc[0] += r00
@@ -365,11 +371,12 @@ def _gate_kinds(invs, gens, bm, fused):
     return kinds
 
 
-def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk):
+def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
     """One backward step over 1-qubit gates on distinct wires (strides < ``blk``): inside
     each cache block, from the last gate to the first, accumulate ``<bra_m|G_r|ket>`` (in
     ``[..., 0]``; for a FUSED run the cross term R in ``[..., 0:4]``) then undo gate r on
-    every bra and on the ket. Returns (M, B, R, 4) complex."""
+    every bra and on the ket (nothing is undone when ``undo`` is false: the last step).
+    Returns (M, B, R, 4) complex."""
     M = bras.shape[0]
     B, N = ket.shape
     R = strides.shape[0]
@@ -390,7 +397,9 @@ def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk):
                 m10 = invs[r, bm, 1, 0]
                 m11 = invs[r, bm, 1, 1]
                 for mm in range(M):
-                    upd = mm == M - 1  # the ket is undone with the last bra, after all reads
+                    # pair helpers' mode: 0 undo the bra, 1 the bra and the ket, 2 nothing;
+                    # the ket is undone with the last bra, after all reads
+                    upd = (1 if mm == M - 1 else 0) if undo else 2
                     if kinds[r] == FUSED:
                         _pairs_adjoint_r(bras[mm, b], kr, base, s, half, m00, m01, m10, m11, upd,
                                          part[bi, mm, r])
@@ -422,15 +431,16 @@ def _pairs_adjoint_cols_rx(br, kr, p0, p1, W, c, sn, gx, upd):
         y = br[p1 + j]
         acc_r += x.real * k1.real + x.imag * k1.imag + y.real * a.real + y.imag * a.imag
         acc_i += x.real * k1.imag - x.imag * k1.real + y.real * a.imag - y.imag * a.real
-        br[p0 + j] = complex(c * x.real - sn * y.imag, c * x.imag + sn * y.real)
-        br[p1 + j] = complex(c * y.real - sn * x.imag, c * y.imag + sn * x.real)
-        if upd:
+        if upd != 2:
+            br[p0 + j] = complex(c * x.real - sn * y.imag, c * x.imag + sn * y.real)
+            br[p1 + j] = complex(c * y.real - sn * x.imag, c * y.imag + sn * x.real)
+        if upd == 1:
             kr[p0 + j] = complex(c * a.real - sn * k1.imag, c * a.imag + sn * k1.real)
             kr[p1 + j] = complex(c * k1.real - sn * a.imag, c * k1.imag + sn * a.real)
     return gx * acc_r, gx * acc_i
 
 
-def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W):
+def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W, undo):
     """:func:`adjoint_1q_block` for gates on high wires (see :func:`apply_1q_high`)."""
     M = bras.shape[0]
     B, N = ket.shape
@@ -459,7 +469,7 @@ def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W):
                 kind = kinds[r]
                 for mm in range(M):
                     br = bras[mm, b]
-                    upd = mm == M - 1
+                    upd = (1 if mm == M - 1 else 0) if undo else 2
                     acc = part[cb, mm, r]
                     for hp in range(Hh):
                         h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
