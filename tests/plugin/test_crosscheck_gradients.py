@@ -156,3 +156,38 @@ def test_adjoint_gradient_trainable_subset(device, c_dtype):
     ours = qml.grad(qml.QNode(circuit, dev, diff_method="adjoint"))(a, b)
     theirs = qml.grad(qml.QNode(circuit, qml.device("default.qubit", wires=n)))(a, b)
     np.testing.assert_allclose(ours, theirs, **_grad_tol(c_dtype))
+
+
+def test_adjoint_gradient_strongly_entangling_rot_layers(device, c_dtype):
+    """Rot gates (written as RZ RY RZ by the tape conversion, fused back by the engine) in
+    StronglyEntanglingLayers, beside an Adjoint(Rot) and a broadcast Rot."""
+    rng = np.random.default_rng(77)
+    n = 5
+    shape = qml.StronglyEntanglingLayers.shape(n_layers=2, n_wires=n)
+    weights = rng.uniform(0, 2 * np.pi, size=shape)
+
+    def circuit(w, a):
+        qml.StronglyEntanglingLayers(w, wires=range(n))
+        qml.adjoint(qml.Rot(a[0], a[1], a[2], wires=2))
+        qml.Rot(a[2], 0.3, a[0], wires=4)
+        return qml.expval(qml.PauliZ(0) @ qml.PauliX(2) + 0.5 * qml.PauliY(4))
+
+    a = rng.uniform(-1, 1, size=3)
+    ours = qml.jacobian(qml.QNode(circuit, qhybrid_device(device, n, c_dtype), diff_method="adjoint"))(
+        pnp.array(weights, requires_grad=True), pnp.array(a, requires_grad=True))
+    theirs = qml.jacobian(qml.QNode(circuit, qml.device("default.qubit", wires=n), diff_method="backprop"))(
+        pnp.array(weights, requires_grad=True), pnp.array(a, requires_grad=True))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, **_grad_tol(c_dtype))
+
+    def broadcast(x):
+        qml.Hadamard(0)
+        qml.Rot(x, 0.4, 2 * x, wires=0)
+        qml.CNOT([0, 1])
+        qml.Rot(0.1, x, -x, wires=1)
+        return qml.expval(qml.PauliZ(1))
+
+    x = pnp.array([0.2, -0.7, 1.3], requires_grad=True)
+    ours = qml.jacobian(qml.QNode(broadcast, qhybrid_device(device, 2, c_dtype), diff_method="adjoint"))(x)
+    theirs = qml.jacobian(qml.QNode(broadcast, qml.device("default.qubit", wires=2), diff_method="backprop"))(x)
+    np.testing.assert_allclose(ours, theirs, **_grad_tol(c_dtype))

@@ -58,6 +58,16 @@ def convert_op(op, wire_map, trainable=()) -> Operation:
     return Operation("QubitUnitary", wires, (m,))
 
 
+def rot_as_rotations(op, wire_map, trainable=()) -> list:
+    """``Rot(phi, theta, omega)`` as ``RZ(phi)``, ``RY(theta)``, ``RZ(omega)``: its parameters in
+    the tape's order, each trainable on its own (adjoint differentiation wants one generator per
+    gate; doing this here spares PennyLane's decomposition on every call, and the engine fuses
+    the three back into one 2x2)."""
+    w = (wire_map[op.wires[0]],)
+    return [Operation(name, w, (to_numpy(p),), (0,) if j in trainable else ())
+            for j, (name, p) in enumerate(zip(("RZ", "RY", "RZ"), op.data))]
+
+
 def convert_observable(obs, wire_map) -> Observable:
     """Pauli sums as Pauli terms (no matrices); anything else as dense terms."""
     paulis, dense = [], []
@@ -95,6 +105,9 @@ def convert_tape(tape, wire_order) -> Circuit:
             init = to_numpy(op.state_vector(wire_order=wire_order)).reshape(-1, 2**n)
             continue
         if op.name == "Identity":
+            continue
+        if op.name == "Rot":
+            ops.extend(rot_as_rotations(op, wire_map, tr))
             continue
         ops.append(convert_op(op, wire_map, tr))
     meas = []

@@ -51,10 +51,11 @@ def supports_operation(op) -> bool:
 
 
 def supports_adjoint_operation(op) -> bool:
-    """Trainable gates must be single-parameter table gates with a generator."""
+    """Trainable gates must be single-parameter table gates with a generator (``Rot`` too: the
+    tape conversion writes it as RZ RY RZ)."""
     if not supports_operation(op):
         return False
-    if op.num_params == 0 or not any(qml.math.requires_grad(d) for d in op.data):
+    if op.num_params == 0 or not any(qml.math.requires_grad(d) for d in op.data) or op.name == "Rot":
         return True
     nat = _native(op)
     return nat is not None and op.num_params == 1 and GATES[nat[0]].generator is not None
