@@ -181,6 +181,35 @@ if nb is not None:
         d10r, d10i, d11r, d11i = d[4], d[5], d[6], d[7]
         inner = 1 << lo
         g00r = g00i = g01r = g01i = g10r = g10i = g11r = g11i = 0.0
+        if inner < 8:  # short inner loops: index directly (eight views per pair of runs cost more)
+            for outer in range(n_outer):
+                base = _base(outer, lo, hi, cbit)
+                for k in range(base, base + inner):
+                    j = k + tbit
+                    a0r, a0i, a1r, a1i = pre[k], pim[k], pre[j], pim[j]
+                    q0r = d00r * a0r - d00i * a0i + d01r * a1r - d01i * a1i
+                    q0i = d00r * a0i + d00i * a0r + d01r * a1i + d01i * a1r
+                    q1r = d10r * a0r - d10i * a0i + d11r * a1r - d11i * a1i
+                    q1i = d10r * a0i + d10i * a0r + d11r * a1i + d11i * a1r
+                    pre[k], pim[k], pre[j], pim[j] = q0r, q0i, q1r, q1i
+                    b0r, b0i, b1r, b1i = lre[k], lim[k], lre[j], lim[j]
+                    g00r += b0r * q0r + b0i * q0i
+                    g00i += b0i * q0r - b0r * q0i
+                    g01r += b0r * q1r + b0i * q1i
+                    g01i += b0i * q1r - b0r * q1i
+                    g10r += b1r * q0r + b1i * q0i
+                    g10i += b1i * q0r - b1r * q0i
+                    g11r += b1r * q1r + b1i * q1i
+                    g11i += b1i * q1r - b1r * q1i
+                    lre[k] = d00r * b0r - d00i * b0i + d01r * b1r - d01i * b1i
+                    lim[k] = d00r * b0i + d00i * b0r + d01r * b1i + d01i * b1r
+                    lre[j] = d10r * b0r - d10i * b0i + d11r * b1r - d11i * b1i
+                    lim[j] = d10r * b0i + d10i * b0r + d11r * b1i + d11i * b1r
+            acc[0] = complex(g00r, g00i)
+            acc[1] = complex(g01r, g01i)
+            acc[2] = complex(g10r, g10i)
+            acc[3] = complex(g11r, g11i)
+            return
         for outer in range(n_outer):
             base = _base(outer, lo, hi, cbit)
             p0r = pre[base:base + inner]
