@@ -73,3 +73,22 @@ def test_complex64_tolerance(rng):
     a = expval(psi, obs, n).numpy()
     b = expval(psi.to(torch.complex64), obs, n).numpy()
     np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_many_words_grouped_by_low_x_bits(rng, dtype):
+    """Hundreds of low-weight words on 11 wires (several 256-amplitude chunks): groups of terms
+    sharing the low X bits, the xl = 0 group, lone terms, repeated words, Y phases, a batch."""
+    n = 11
+    paulis = []
+    for _ in range(300):
+        k = int(rng.integers(1, 5))
+        wires = rng.choice(n, k, replace=False)
+        paulis.append(PauliTerm(complex(rng.normal()), tuple((int(w), str(rng.choice(list("XYZ")))) for w in wires)))
+    paulis += paulis[:20]  # the same words twice
+    obs = Observable(tuple(paulis))
+    psi = _state(n, 2, rng, dtype)
+    ref = apply_observable(psi.to(torch.complex128), obs, n, fast=False)
+    got = apply_observable(psi, obs, n, fast=True)
+    np.testing.assert_allclose(got.to(torch.complex128).numpy(), ref.numpy(),
+                               atol=1e-10 if dtype == torch.complex128 else 1e-4)

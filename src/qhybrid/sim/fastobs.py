@@ -42,12 +42,18 @@ def pauli_expval(state, xmask, zmask):
     return out
 
 
-def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks):
-    """``out[b] += sum_t coeffs[t] P_t state[b]`` for many Pauli words in one pass over ``out``:
-    each 1024-amplitude output chunk gathers from every term's source chunk while it sits in L1."""
+def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
+    """``out[b] += sum_t coeffs[t] P_t state[b]`` for many Pauli words in one pass over ``out``.
+
+    Per ``L``-amplitude output chunk (in cache), every term reads its source chunk
+    ``(chunk ^ x) & ~(L-1)`` at ``lo ^ xl`` (``xl`` the low bits of its X mask). Terms come
+    grouped by ``xl`` (``gstart``: group bounds, see :func:`sort_pauli_terms`); a group of
+    several terms sums its sources in the source frame with contiguous (vectorized) loops
+    into a buffer ``A[j]`` and adds it permuted, ``acc[lo] += A[lo ^ xl]``, once; the
+    ``xl = 0`` group adds straight into the chunk; a lone term gathers directly."""
     B, N = state.shape
     T = coeffs.shape[0]
-    L = min(N, 1024)
+    G = gstart.shape[0] - 1
     signs = np.empty((T, L))
     for t in range(T):
         signs[t] = _sign_table(L, zmasks[t] & (L - 1))
@@ -58,16 +64,45 @@ def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks):
         for h in prange(nchunk):
             dh = h * L
             acc = np.zeros(L, dtype=orow.dtype)
-            for t in range(T):
-                xl = xmasks[t] & (L - 1)
-                sh = (dh ^ xmasks[t]) & ~(L - 1)
-                c = -coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t]
-                st = signs[t]
-                for lo in range(L):
-                    src = lo ^ xl
-                    acc[lo] += c * st[src] * row[sh + src]
+            A = np.empty(L, dtype=orow.dtype)
+            for g in range(G):
+                t0 = gstart[g]
+                t1 = gstart[g + 1]
+                xl = xmasks[t0] & (L - 1)
+                if xl != 0 and t1 - t0 == 1:
+                    sh = (dh ^ xmasks[t0]) & ~(L - 1)
+                    c = -coeffs[t0] if _parity(sh & zmasks[t0]) else coeffs[t0]
+                    st = signs[t0]
+                    for lo in range(L):
+                        s = lo ^ xl
+                        acc[lo] += (c * st[s]) * row[sh + s]
+                    continue
+                tgt = acc
+                if xl != 0:
+                    A[:] = 0
+                    tgt = A
+                for t in range(t0, t1):
+                    sh = (dh ^ xmasks[t]) & ~(L - 1)
+                    c = -coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t]
+                    st = signs[t]
+                    src = row[sh:sh + L]
+                    for j in range(L):
+                        tgt[j] += (c * st[j]) * src[j]
+                if xl != 0:
+                    for lo in range(L):
+                        acc[lo] += A[lo ^ xl]
             for lo in range(L):
                 orow[dh + lo] += acc[lo]
+
+
+def sort_pauli_terms(xmasks, L):
+    """(order, gstart) for :func:`pauli_sum_accumulate`: terms grouped by the low bits of their X
+    mask (then by the high bits, so terms reading the same source chunk run back to back)."""
+    low = xmasks & (L - 1)
+    order = np.lexsort((xmasks >> (L.bit_length() - 1), low))
+    sl = low[order]
+    gstart = np.concatenate(([0], np.nonzero(np.diff(sl))[0] + 1, [len(sl)])).astype(np.int64)
+    return order, gstart
 
 
 def zdiag_accumulate(out, coeff, zmask):

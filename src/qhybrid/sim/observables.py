@@ -21,8 +21,12 @@ from .apply import use_fast
 
 try:
     from . import fastkernels as _fk
+    from .fastobs import sort_pauli_terms
 except Exception:  # pragma: no cover
     _fk = None
+
+#: Output chunk (amplitudes) of the many-word kernel: it and its sources stay in L1/L2.
+PAULI_CHUNK = 256
 
 
 def _masks(word, n):
@@ -130,7 +134,11 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
         cf = np.array([c for c, _, _ in other], dtype=np.complex128).astype(state.numpy().dtype)
         xs = np.array([x for _, x, _ in other], dtype=np.int64)
         zs = np.array([z for _, _, z in other], dtype=np.int64)
-        _fk.kernel("pauli_sum_accumulate", state.shape[1])(out.numpy(), state.numpy(), cf, xs, zs)
+        L = min(state.shape[1], PAULI_CHUNK)
+        order, gstart = sort_pauli_terms(xs, L)
+        _fk.kernel("pauli_sum_accumulate", state.shape[1])(
+            out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(xs[order]),
+            np.ascontiguousarray(zs[order]), gstart, L)
     elif other:
         for c, x, z in other:
             out.add_(_pauli_apply_t(state, x, z), alpha=c)
