@@ -286,7 +286,10 @@ class CircuitExpval(torch.autograd.Function):
         half = 1 << (n - 1)
         torch.matmul(g[:, None, None] * obs, state.view(b, 2, half), out=lam_state.view(b, 2, half))
         grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernel, spare)
-        grad_factors = factor_gradients(lam_state, factors) if ctx.needs_input_grad[0] else None
+        grad_factors = None
+        if ctx.needs_input_grad[0]:
+            grad_factors = torch.from_numpy(fast.factor_gradients(lam_state.numpy(), factors.detach().numpy())) \
+                if ctx.kernel == "numba" else factor_gradients(lam_state, factors)
         for buf in (psi, lam, scratch, spare):
             if buf is not None:
                 workspace.put(buf)

@@ -279,6 +279,39 @@ if nb is not None:
                                  lo, hi, cbit, tbit, n_outer, partial[b])
 
 
+    @nb.njit(parallel=True, cache=True)
+    def _factor_gradients(lam, f, left, out):
+        """See :func:`factor_gradients`; ``left`` is scratch ``(B, 2**n)``."""
+        n = f.shape[1]
+        for b in nb.prange(lam.shape[0]):
+            lb = left[b]  # left_i at offset 2**i - 1: prod_{j<i} conj f[j, x_j], x over wires < i
+            lb[0] = 1.0
+            for i in range(n - 1):
+                src = (1 << i) - 1
+                dst = (2 << i) - 1
+                c0 = np.conj(f[b, i, 0])
+                c1 = np.conj(f[b, i, 1])
+                for x in range(1 << i):
+                    v = lb[src + x]
+                    lb[dst + 2 * x] = v * c0
+                    lb[dst + 2 * x + 1] = v * c1
+            t = lam[b].copy()  # the tail: lam contracted with conj f over the wires after i
+            for i in range(n - 1, -1, -1):
+                off = (1 << i) - 1
+                g0 = 0j
+                g1 = 0j
+                c0 = np.conj(f[b, i, 0])
+                c1 = np.conj(f[b, i, 1])
+                for x in range(1 << i):
+                    l = lb[off + x]
+                    t0 = t[2 * x]
+                    t1 = t[2 * x + 1]
+                    g0 += l * t0
+                    g1 += l * t1
+                    t[x] = t0 * c0 + t1 * c1
+                out[b, i, 0] = 2 * g0
+                out[b, i, 1] = 2 * g1
+
 PARALLEL_MIN = 1 << 15  # amplitudes per call below which threads cost more than they give
 
 
@@ -355,3 +388,14 @@ def sweep_planar(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, gates, n: i
     kernel = _planar_sweep_parallel if _parallel(psi) else _planar_sweep_serial
     kernel(psi, lam, dags, *layout, partial)
     return partial.sum(axis=0).reshape(len(gates), 2, 2)
+
+
+def factor_gradients(lam: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """``2 sum_z lam[b, z] [z_i = a] prod_{j != i} conj(f[b, j, z_j])`` for every wire ``i``:
+    ``(B, n, 2)`` (the torch version is :func:`qhybrid.qml.adjoint.factor_gradients`). One
+    pass over ``lam`` per sample: the tail contracted wire by wire from the last, against
+    prefix products of the earlier wires' factors."""
+    out = np.empty(factors.shape, dtype=lam.dtype)
+    left = np.empty(lam.shape, dtype=lam.dtype)
+    _factor_gradients(lam, np.ascontiguousarray(factors), left, out)
+    return out
