@@ -86,6 +86,10 @@ def embedding_vectors(inputs: torch.Tensor, rotation: str, dtype: torch.dtype) -
 
 def z_observable(rotation: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """``Rot(rotation)^dagger Z Rot(rotation)``: the final rotation folded into the observable."""
-    rot = rot_matrices(rotation, dtype)
-    z = torch.tensor([1.0, -1.0], dtype=dtype, device=rotation.device)
+    return z_observable_of(rot_matrices(rotation, dtype))
+
+
+def z_observable_of(rot: torch.Tensor) -> torch.Tensor:
+    """``rot^dagger Z rot`` for a ``(2, 2)`` matrix (:func:`z_observable` of its angles)."""
+    z = torch.tensor([1.0, -1.0], dtype=rot.dtype, device=rot.device)
     return rot.conj().transpose(-1, -2) @ (z[:, None] * rot)

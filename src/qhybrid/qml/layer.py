@@ -89,16 +89,15 @@ class QuantumLayer(nn.Module):
         """The kernel's inputs: per-sample factors ``(B, n, 2)``, gate matrices, observable."""
         weights = self.layer_weights()
         dtype = self.dtype
-        first = circuit.rot_matrices(weights[0][0], dtype)  # (n, 2, 2)
+        n = self.n_wires
+        # every Rot of the circuit in one call (a few autograd nodes, not a few per layer):
+        # the first layer's Rots (folded into the product state), the gates in circuit order, the final Rot
+        params = torch.cat([w.reshape(2 * n, 3) for w in weights] + [self.rotation.reshape(1, 3)])
+        rots = circuit.rot_matrices(params, dtype)  # (2 n L + 1, 2, 2)
         embedded = circuit.embedding_vectors(inputs, self.embedding, dtype)  # (B, n, 2)
-        factors = (first.unsqueeze(0) @ embedded.unsqueeze(-1)).squeeze(-1)
-        mats = []
-        for k, w in enumerate(weights):
-            if k > 0:
-                mats.append(circuit.rot_matrices(w[0], dtype))
-            mats.append(circuit.rot_matrices(w[1], dtype))
-        obs = circuit.z_observable(self.rotation, dtype)
-        return factors, torch.cat(mats), obs
+        factors = (rots[:n].unsqueeze(0) @ embedded.unsqueeze(-1)).squeeze(-1)
+        obs = circuit.z_observable_of(rots[-1])
+        return factors, rots[n:-1], obs
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         """``<Z_0>`` for each row of ``inputs`` ``(B, n)`` (or one ``(n,)``): ``(B, 1)`` (or ``(1,)``)."""
