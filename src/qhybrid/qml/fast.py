@@ -175,76 +175,57 @@ if nb is not None:
                 r1[k] = u10r * a0r - u10i * a0i + u11r * a1r - u11i * a1i
                 i1[k] = u10r * a0i + u10i * a0r + u11r * a1i + u11i * a1r
 
+    @nb.njit(inline="always")
+    def _planar_pair(r0, i0, r1, i1, s0, t0, s1, t1, k, j, d):
+        """One pair of the adjoint step on planar arrays: psi pair ``(r0[k] + i i0[k],
+        r1[j] + i i1[j])`` and lambda pair ``(s0[k] + i t0[k], s1[j] + i t1[j])`` <- ``d``
+        times themselves; returns the pair's terms of ``G[a, c] = lam_a conj(psi_c)``."""
+        d00r, d00i, d01r, d01i, d10r, d10i, d11r, d11i = d
+        a0r, a0i, a1r, a1i = r0[k], i0[k], r1[j], i1[j]
+        q0r = d00r * a0r - d00i * a0i + d01r * a1r - d01i * a1i
+        q0i = d00r * a0i + d00i * a0r + d01r * a1i + d01i * a1r
+        q1r = d10r * a0r - d10i * a0i + d11r * a1r - d11i * a1i
+        q1i = d10r * a0i + d10i * a0r + d11r * a1i + d11i * a1r
+        r0[k], i0[k], r1[j], i1[j] = q0r, q0i, q1r, q1i
+        b0r, b0i, b1r, b1i = s0[k], t0[k], s1[j], t1[j]
+        s0[k] = d00r * b0r - d00i * b0i + d01r * b1r - d01i * b1i
+        t0[k] = d00r * b0i + d00i * b0r + d01r * b1i + d01i * b1r
+        s1[j] = d10r * b0r - d10i * b0i + d11r * b1r - d11i * b1i
+        t1[j] = d10r * b0i + d10i * b0r + d11r * b1i + d11i * b1r
+        return (b0r * q0r + b0i * q0i, b0i * q0r - b0r * q0i, b0r * q1r + b0i * q1i, b0i * q1r - b0r * q1i,
+                b1r * q0r + b1i * q0i, b1i * q0r - b1r * q0i, b1r * q1r + b1i * q1i, b1i * q1r - b1r * q1i)
+
+    @nb.njit(inline="always")
+    def _add8(g, e):
+        return (g[0] + e[0], g[1] + e[1], g[2] + e[2], g[3] + e[3],
+                g[4] + e[4], g[5] + e[5], g[6] + e[6], g[7] + e[7])
+
     @nb.njit(inline="always", fastmath={"reassoc"})
     def _planar_adjoint(pre, pim, lre, lim, d, lo, hi, cbit, tbit, n_outer, acc):
-        d00r, d00i, d01r, d01i = d[0], d[1], d[2], d[3]
-        d10r, d10i, d11r, d11i = d[4], d[5], d[6], d[7]
+        dd = (d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7])
         inner = 1 << lo
-        g00r = g00i = g01r = g01i = g10r = g10i = g11r = g11i = 0.0
-        if inner < 8:  # short inner loops: index directly (eight views per pair of runs cost more)
+        g = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        if inner < 8:  # short runs: index the rows directly (eight views per run cost more)
             for outer in range(n_outer):
                 base = _base(outer, lo, hi, cbit)
                 for k in range(base, base + inner):
-                    j = k + tbit
-                    a0r, a0i, a1r, a1i = pre[k], pim[k], pre[j], pim[j]
-                    q0r = d00r * a0r - d00i * a0i + d01r * a1r - d01i * a1i
-                    q0i = d00r * a0i + d00i * a0r + d01r * a1i + d01i * a1r
-                    q1r = d10r * a0r - d10i * a0i + d11r * a1r - d11i * a1i
-                    q1i = d10r * a0i + d10i * a0r + d11r * a1i + d11i * a1r
-                    pre[k], pim[k], pre[j], pim[j] = q0r, q0i, q1r, q1i
-                    b0r, b0i, b1r, b1i = lre[k], lim[k], lre[j], lim[j]
-                    g00r += b0r * q0r + b0i * q0i
-                    g00i += b0i * q0r - b0r * q0i
-                    g01r += b0r * q1r + b0i * q1i
-                    g01i += b0i * q1r - b0r * q1i
-                    g10r += b1r * q0r + b1i * q0i
-                    g10i += b1i * q0r - b1r * q0i
-                    g11r += b1r * q1r + b1i * q1i
-                    g11i += b1i * q1r - b1r * q1i
-                    lre[k] = d00r * b0r - d00i * b0i + d01r * b1r - d01i * b1i
-                    lim[k] = d00r * b0i + d00i * b0r + d01r * b1i + d01i * b1r
-                    lre[j] = d10r * b0r - d10i * b0i + d11r * b1r - d11i * b1i
-                    lim[j] = d10r * b0i + d10i * b0r + d11r * b1i + d11i * b1r
-            acc[0] = complex(g00r, g00i)
-            acc[1] = complex(g01r, g01i)
-            acc[2] = complex(g10r, g10i)
-            acc[3] = complex(g11r, g11i)
-            return
-        for outer in range(n_outer):
-            base = _base(outer, lo, hi, cbit)
-            p0r = pre[base:base + inner]
-            p0i = pim[base:base + inner]
-            p1r = pre[base + tbit:base + tbit + inner]
-            p1i = pim[base + tbit:base + tbit + inner]
-            l0r = lre[base:base + inner]
-            l0i = lim[base:base + inner]
-            l1r = lre[base + tbit:base + tbit + inner]
-            l1i = lim[base + tbit:base + tbit + inner]
-            for k in range(inner):
-                a0r, a0i, a1r, a1i = p0r[k], p0i[k], p1r[k], p1i[k]
-                q0r = d00r * a0r - d00i * a0i + d01r * a1r - d01i * a1i
-                q0i = d00r * a0i + d00i * a0r + d01r * a1i + d01i * a1r
-                q1r = d10r * a0r - d10i * a0i + d11r * a1r - d11i * a1i
-                q1i = d10r * a0i + d10i * a0r + d11r * a1i + d11i * a1r
-                p0r[k], p0i[k], p1r[k], p1i[k] = q0r, q0i, q1r, q1i
-                b0r, b0i, b1r, b1i = l0r[k], l0i[k], l1r[k], l1i[k]
-                # G[a, c] += lam_a * conj(psi_c)
-                g00r += b0r * q0r + b0i * q0i
-                g00i += b0i * q0r - b0r * q0i
-                g01r += b0r * q1r + b0i * q1i
-                g01i += b0i * q1r - b0r * q1i
-                g10r += b1r * q0r + b1i * q0i
-                g10i += b1i * q0r - b1r * q0i
-                g11r += b1r * q1r + b1i * q1i
-                g11i += b1i * q1r - b1r * q1i
-                l0r[k] = d00r * b0r - d00i * b0i + d01r * b1r - d01i * b1i
-                l0i[k] = d00r * b0i + d00i * b0r + d01r * b1i + d01i * b1r
-                l1r[k] = d10r * b0r - d10i * b0i + d11r * b1r - d11i * b1i
-                l1i[k] = d10r * b0i + d10i * b0r + d11r * b1i + d11i * b1r
-        acc[0] = complex(g00r, g00i)
-        acc[1] = complex(g01r, g01i)
-        acc[2] = complex(g10r, g10i)
-        acc[3] = complex(g11r, g11i)
+                    g = _add8(g, _planar_pair(pre, pim, pre, pim, lre, lim, lre, lim, k, k + tbit, dd))
+        else:
+            for outer in range(n_outer):
+                base = _base(outer, lo, hi, cbit)
+                # separate 1-d views: the loop below vectorizes
+                p0r = pre[base:base + inner]
+                p0i = pim[base:base + inner]
+                p1r = pre[base + tbit:base + tbit + inner]
+                p1i = pim[base + tbit:base + tbit + inner]
+                l0r = lre[base:base + inner]
+                l0i = lim[base:base + inner]
+                l1r = lre[base + tbit:base + tbit + inner]
+                l1i = lim[base + tbit:base + tbit + inner]
+                for k in range(inner):
+                    g = _add8(g, _planar_pair(p0r, p0i, p1r, p1i, l0r, l0i, l1r, l1i, k, k, dd))
+        for q in range(4):
+            acc[q] = complex(g[2 * q], g[2 * q + 1])
 
     @nb.njit(inline="always")
     def _planar_run_sample(re, im, mats, lo, hi, cbit, tbit, n_outer):

@@ -186,6 +186,18 @@ def vdot_real(a, b):
     return out
 
 
+@njit(inline="always")
+def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
+    """Write ``inv`` applied to the bra pair (x, y) and, in mode 1, to the ket pair (a, c)
+    (modes: see :func:`adjoint_1q_block`)."""
+    if upd != 2:
+        br[i0] = m00 * x + m01 * y
+        br[i1] = m10 * x + m11 * y
+    if upd == 1:
+        kr[i0] = m00 * a + m01 * c
+        kr[i1] = m10 * a + m11 * c
+
+
 @njit(fastmath=True, cache=True)
 def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11, upd):
     """Inside one block: sum conj(bra) G ket over the pairs of stride s, then bra <- inv bra."""
@@ -201,12 +213,7 @@ def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11
         v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
         acc_r += v.real
         acc_i += v.imag
-        if upd != 2:
-            br[i0] = m00 * x + m01 * y
-            br[i1] = m10 * x + m11 * y
-        if upd == 1:
-            kr[i0] = m00 * a + m01 * c
-            kr[i1] = m10 * a + m11 * c
+        _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
     return acc_r, acc_i
 
 
@@ -223,12 +230,7 @@ def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g1
         v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
         acc_r += v.real
         acc_i += v.imag
-        if upd != 2:
-            br[p0 + j] = m00 * x + m01 * y
-            br[p1 + j] = m10 * x + m11 * y
-        if upd == 1:
-            kr[p0 + j] = m00 * a + m01 * c
-            kr[p1 + j] = m10 * a + m11 * c
+        _undo_pair(br, kr, p0 + j, p1 + j, x, y, a, c, m00, m01, m10, m11, upd)
     return acc_r, acc_i
 
 
@@ -281,68 +283,44 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
     return gx * acc_r, gx * acc_i
 
 
+@njit(inline="always")
+def _pair_r(br, kr, i0, i1, m00, m01, m10, m11, upd):
+    """One amplitude pair of a FUSED run: its four cross-term products ``ket_a conj(bra_b)``,
+    then the undo (mode ``upd``: see :func:`adjoint_1q_block`)."""
+    a = kr[i0]
+    c = kr[i1]
+    x = br[i0]
+    y = br[i1]
+    cx = np.conj(x)
+    cy = np.conj(y)
+    _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
+    return a * cx, a * cy, c * cx, c * cy
+
+
+@njit(inline="always", fastmath=True)
+def _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
+    """``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the pairs (p0 + j, p1 + j),
+    j < W (the wire's 2x2 cross term, every derivative of a fused run comes from it), then
+    bra <- inv bra (mode ``upd``: see :func:`adjoint_1q_block`)."""
+    r00 = r01 = r10 = r11 = 0j
+    for j in range(W):
+        d00, d01, d10, d11 = _pair_r(br, kr, p0 + j, p1 + j, m00, m01, m10, m11, upd)
+        r00 += d00
+        r01 += d01
+        r10 += d10
+        r11 += d11
+    acc[0] += r00
+    acc[1] += r01
+    acc[2] += r10
+    acc[3] += r11
+
+
 @njit(fastmath=True, cache=True)
 def _pairs_adjoint_r(br, kr, base, s, half, m00, m01, m10, m11, upd, acc):
-    """Inside one block: ``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the pairs of
-    stride s (the wire's 2x2 cross term, every derivative of a fused run comes from it),
-    then bra <- inv bra (mode ``upd``: see :func:`adjoint_1q_block`)."""
-    r00 = 0j
-    r01 = 0j
-    r10 = 0j
-    r11 = 0j
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
-        a = kr[i0]
-        c = kr[i1]
-        x = br[i0]
-        y = br[i1]
-        cx = np.conj(x)
-        cy = np.conj(y)
-        r00 += a * cx
-        r01 += a * cy
-        r10 += c * cx
-        r11 += c * cy
-        if upd != 2:
-            br[i0] = m00 * x + m01 * y
-            br[i1] = m10 * x + m11 * y
-        if upd == 1:
-            kr[i0] = m00 * a + m01 * c
-            kr[i1] = m10 * a + m11 * c
-    acc[0] += r00
-    acc[1] += r01
-    acc[2] += r10
-    acc[3] += r11
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
-    """:func:`_pairs_adjoint_r` for columns p0..p0+W paired with p1..p1+W."""
-    r00 = 0j
-    r01 = 0j
-    r10 = 0j
-    r11 = 0j
-    for j in range(W):
-        a = kr[p0 + j]
-        c = kr[p1 + j]
-        x = br[p0 + j]
-        y = br[p1 + j]
-        cx = np.conj(x)
-        cy = np.conj(y)
-        r00 += a * cx
-        r01 += a * cy
-        r10 += c * cx
-        r11 += c * cy
-        if upd != 2:
-            br[p0 + j] = m00 * x + m01 * y
-            br[p1 + j] = m10 * x + m11 * y
-        if upd == 1:
-            kr[p0 + j] = m00 * a + m01 * c
-            kr[p1 + j] = m10 * a + m11 * c
-    acc[0] += r00
-    acc[1] += r01
-    acc[2] += r10
-    acc[3] += r11
+    """:func:`_pairs_adjoint_cols_r` over one block: the pairs of stride s come in runs of s."""
+    for o in range(half // s):
+        p0 = base + 2 * o * s
+        _pairs_adjoint_cols_r(br, kr, p0, p0 + s, s, m00, m01, m10, m11, upd, acc)
 
 
 GENERAL, DIAGONAL, RX_TYPE, FUSED = 0, 1, 2, 3

@@ -79,19 +79,24 @@ def merge_permutations(kops: list, n: int) -> list:
     """Replace runs of at least ``PERM_MIN`` swap KOps by one :func:`perm_kop`."""
     if n > 40:
         return kops
+    return _merge_runs(kops, lambda k: k.kind == "swap",
+                       lambda run: [perm_kop(run, n)] if len(run) >= PERM_MIN else run)
+
+
+def _merge_runs(kops: list, member, merge) -> list:
+    """``kops`` with each maximal run of KOps for which ``member(k)`` holds replaced by
+    ``merge(run)`` (a list)."""
     out, run = [], []
-
-    def close():
-        out.extend([perm_kop(run, n)] if len(run) >= PERM_MIN else run)
-        run.clear()
-
     for k in kops:
-        if k.kind == "swap":
+        if member(k):
             run.append(k)
             continue
-        close()
+        if run:
+            out.extend(merge(run))
+            run = []
         out.append(k)
-    close()
+    if run:
+        out.extend(merge(run))
     return out
 
 
@@ -228,22 +233,12 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
 
 def merge_layers(kops: list) -> list:
     """Merge consecutive 1-qubit dense KOps into one ``layer`` KOp (blocked kernel)."""
-    out, run = [], []
 
-    def close():
+    def layer(run):
         if len(run) == 1:
-            out.append(run[0])
-        elif run:
-            P = max(k.data.shape[0] for k in run)
-            data = torch.stack([k.data.expand(P, 2, 2) for k in run]).contiguous()
-            out.append(KOp("layer", tuple(k.wires[0] for k in run), data))
-        run.clear()
+            return run
+        P = max(k.data.shape[0] for k in run)
+        data = torch.stack([k.data.expand(P, 2, 2) for k in run]).contiguous()
+        return [KOp("layer", tuple(k.wires[0] for k in run), data)]
 
-    for k in kops:
-        if k.kind == "dense" and len(k.wires) == 1:
-            run.append(k)
-            continue
-        close()
-        out.append(k)
-    close()
-    return out
+    return _merge_runs(kops, lambda k: k.kind == "dense" and len(k.wires) == 1, layer)
