@@ -71,8 +71,9 @@ def _fused_step(bras, ket, kop, gen, n):
     return out
 
 
-def _zrot_run(ops, j, i, cols, bras, ket, jac, n, *, dtype, device, cache, fast):
-    """All derivatives of a run of commuting Z-rotations from one pass, then undo the run."""
+def _zrot_run(ops, j, i, cols, bras, ket, jac, n, *, dtype, device, cache, fast, undo=True):
+    """All derivatives of a run of commuting Z-rotations from one pass, then undo the run
+    (unless ``undo`` is false: nothing trainable comes before it)."""
     run = ops[j:i + 1]
     tr = [(k, op_) for k, op_ in enumerate(run) if op_.trainable]
     if tr:
@@ -83,6 +84,8 @@ def _zrot_run(ops, j, i, cols, bras, ket, jac, n, *, dtype, device, cache, fast)
         for m, bra in enumerate(bras):
             g = torch.from_numpy(kern(bra.numpy(), ket.numpy(), masks))  # (B, G)
             jac[m, idx, :] = (g * sign).T
+    if not undo:
+        return
     for kop in reversed(lower(run, n, dtype=dtype, device=device, fuse=True, cache=cache)):
         inv = kop.inverse()
         apply_kop(ket, inv, n, fast=fast)
@@ -218,7 +221,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         while fastz and j > first and _is_zrot(ops[j - 1]):
             j -= 1
         if fastz and _is_zrot(op) and i - j >= 2:
-            _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast)
+            _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast,
+                      undo=j > first)
             i = j - 1
             continue
         j = i
