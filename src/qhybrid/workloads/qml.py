@@ -36,6 +36,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# numba's OpenMP threads (and torch's) sleep when idle instead of spinning: set before torch
+# loads the OpenMP runtime, which reads it once
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from qhybrid.errors import DeviceError, SpecError
 
 CHECKPOINT_SUFFIX = "qml"
@@ -162,12 +166,13 @@ def _set_threads(device_string: str) -> None:
     """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator.
 
     On ``qhybrid.cpu`` the simulation runs in numba kernels, which get the
-    threads; torch keeps one, because its ops here are small and idle OpenMP
-    threads spinning between them cost more than they give on shared cores.
-    For the same reason numba uses its ``workqueue`` threading layer (threads
-    that sleep when idle) unless ``NUMBA_THREADING_LAYER`` says otherwise:
-    measured on 2 shared cores, OpenMP's spinning doubled the CPU time of a
-    12-wire epoch with 2 threads.
+    threads; torch keeps one, because its ops here are small and idle threads
+    spinning between them cost more than they give on shared cores. numba keeps
+    its default threading layer (OpenMP where available) with idle threads
+    sleeping (``OMP_WAIT_POLICY=PASSIVE``, set at the top of this script):
+    measured on 2 cores at 12 wires, an epoch with 2 threads took 0.07-0.09 s
+    with OpenMP and 0.11 s with numba's ``workqueue`` layer, at the same CPU
+    time (spinning OpenMP threads doubled the CPU time instead).
     """
     import torch
 
@@ -177,8 +182,6 @@ def _set_threads(device_string: str) -> None:
         import numba
     except ImportError:  # pragma: no cover - the torch kernels then use torch's threads
         return
-    if "NUMBA_THREADING_LAYER" not in os.environ:
-        numba.config.THREADING_LAYER = "workqueue"  # before the first parallel kernel runs
     numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
     torch.set_num_threads(1)
 
