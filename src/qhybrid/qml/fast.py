@@ -146,6 +146,12 @@ if nb is not None:
     # contiguous inner loops vectorize (complex scalars do not, in numba)
 
     @nb.njit(inline="always")
+    def _pair_runs(re, im, base, tbit, inner):
+        """The runs ``base..base+inner`` and ``base+tbit..`` of a planar row, as four 1-d views."""
+        return (re[base:base + inner], im[base:base + inner],
+                re[base + tbit:base + tbit + inner], im[base + tbit:base + tbit + inner])
+
+    @nb.njit(inline="always")
     def _planar_apply(re, im, u, lo, hi, cbit, tbit, n_outer):
         u00r, u00i, u01r, u01i = u[0], u[1], u[2], u[3]
         u10r, u10i, u11r, u11i = u[4], u[5], u[6], u[7]
@@ -164,10 +170,7 @@ if nb is not None:
         for outer in range(n_outer):
             base = _base(outer, lo, hi, cbit)
             # separate 1-d views: the loop below vectorizes when inner is long enough
-            r0 = re[base:base + inner]
-            i0 = im[base:base + inner]
-            r1 = re[base + tbit:base + tbit + inner]
-            i1 = im[base + tbit:base + tbit + inner]
+            r0, i0, r1, i1 = _pair_runs(re, im, base, tbit, inner)
             for k in range(inner):
                 a0r, a0i, a1r, a1i = r0[k], i0[k], r1[k], i1[k]
                 r0[k] = u00r * a0r - u00i * a0i + u01r * a1r - u01i * a1i
@@ -214,14 +217,8 @@ if nb is not None:
             for outer in range(n_outer):
                 base = _base(outer, lo, hi, cbit)
                 # separate 1-d views: the loop below vectorizes
-                p0r = pre[base:base + inner]
-                p0i = pim[base:base + inner]
-                p1r = pre[base + tbit:base + tbit + inner]
-                p1i = pim[base + tbit:base + tbit + inner]
-                l0r = lre[base:base + inner]
-                l0i = lim[base:base + inner]
-                l1r = lre[base + tbit:base + tbit + inner]
-                l1i = lim[base + tbit:base + tbit + inner]
+                p0r, p0i, p1r, p1i = _pair_runs(pre, pim, base, tbit, inner)
+                l0r, l0i, l1r, l1i = _pair_runs(lre, lim, base, tbit, inner)
                 for k in range(inner):
                     g = _add8(g, _planar_pair(p0r, p0i, p1r, p1i, l0r, l0i, l1r, l1i, k, k, dd))
         for q in range(4):
