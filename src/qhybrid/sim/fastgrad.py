@@ -198,75 +198,51 @@ def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
         kr[i1] = m10 * a + m11 * c
 
 
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint(br, kr, base, s, half, m00, m01, m10, m11, g00, g01, g10, g11, upd):
-    """Inside one block: sum conj(bra) G ket over the pairs of stride s, then bra <- inv bra."""
-    acc_r = 0.0
-    acc_i = 0.0
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
+# Run helpers: the pairs (p0 + j, p1 + j), j < W, of one gate; each returns its partial sums and
+# undoes the pairs (mode ``upd``). A block's pairs of stride s are runs of s (``p1 = p0 + s``),
+# a column block's are runs of W across a high stride; both kernels go through ``_adjoint_run``.
+
+@njit(inline="always", fastmath=True)
+def _run_general(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11, upd):
+    """``sum conj(bra) G ket`` over the run, then the undo."""
+    acc = 0j
+    for j in range(W):
+        i0 = p0 + j
+        i1 = p1 + j
         a = kr[i0]
         c = kr[i1]
         x = br[i0]
         y = br[i1]
-        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
-        acc_r += v.real
-        acc_i += v.imag
+        acc += np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
         _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
-    return acc_r, acc_i
+    return acc
 
 
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11, upd):
-    """Columns p0..p0+W paired with p1..p1+W: overlap partial sum, then bra <- inv bra."""
+@njit(inline="always", fastmath=True)
+def _run_diag(br, kr, p0, p1, W, m00, m11, g00, g11, upd):
+    """:func:`_run_general` for a diagonal gate with a diagonal generator."""
+    acc = 0j
+    for j in range(W):
+        i0 = p0 + j
+        i1 = p1 + j
+        x = br[i0]
+        y = br[i1]
+        a = kr[i0]
+        c = kr[i1]
+        acc += np.conj(x) * g00 * a + np.conj(y) * g11 * c
+        _undo_pair(br, kr, i0, i1, x, y, a, c, m00, 0j, 0j, m11, upd)
+    return acc
+
+
+@njit(inline="always", fastmath=True)
+def _run_rx(br, kr, p0, p1, W, c, sn, gx, upd):
+    """:func:`_run_general` for ``inv = [[c, i sn], [i sn, c]]`` and ``G = gx X`` (RX), in real
+    arithmetic: about half the multiplications of the generic 2x2."""
     acc_r = 0.0
     acc_i = 0.0
     for j in range(W):
-        a = kr[p0 + j]
-        c = kr[p1 + j]
-        x = br[p0 + j]
-        y = br[p1 + j]
-        v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
-        acc_r += v.real
-        acc_i += v.imag
-        _undo_pair(br, kr, p0 + j, p1 + j, x, y, a, c, m00, m01, m10, m11, upd)
-    return acc_r, acc_i
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_diag(br, kr, base, s, half, m00, m11, g00, g11, upd):
-    """:func:`_pairs_adjoint` for a diagonal gate with a diagonal generator."""
-    acc_r = 0.0
-    acc_i = 0.0
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
-        x = br[i0]
-        y = br[i1]
-        a = kr[i0]
-        c = kr[i1]
-        v = np.conj(x) * g00 * a + np.conj(y) * g11 * c
-        acc_r += v.real
-        acc_i += v.imag
-        if upd != 2:
-            br[i0] = m00 * x
-            br[i1] = m11 * y
-        if upd == 1:
-            kr[i0] = m00 * a
-            kr[i1] = m11 * c
-    return acc_r, acc_i
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
-    """:func:`_pairs_adjoint` for ``inv = [[c, i sn], [i sn, c]]`` and ``G = gx X`` (RX), in
-    real arithmetic: about half the multiplications of the generic 2x2."""
-    acc_i = 0.0
-    acc_r = 0.0
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
+        i0 = p0 + j
+        i1 = p1 + j
         a = kr[i0]
         k1 = kr[i1]
         x = br[i0]
@@ -280,47 +256,32 @@ def _pairs_adjoint_rx(br, kr, base, s, half, c, sn, gx, upd):
         if upd == 1:
             kr[i0] = complex(c * a.real - sn * k1.imag, c * a.imag + sn * k1.real)
             kr[i1] = complex(c * k1.real - sn * a.imag, c * k1.imag + sn * a.real)
-    return gx * acc_r, gx * acc_i
-
-
-@njit(inline="always")
-def _pair_r(br, kr, i0, i1, m00, m01, m10, m11, upd):
-    """One amplitude pair of a FUSED run: its four cross-term products ``ket_a conj(bra_b)``,
-    then the undo (mode ``upd``: see :func:`adjoint_1q_block`)."""
-    a = kr[i0]
-    c = kr[i1]
-    x = br[i0]
-    y = br[i1]
-    cx = np.conj(x)
-    cy = np.conj(y)
-    _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
-    return a * cx, a * cy, c * cx, c * cy
+    return gx * acc_r + 1j * gx * acc_i
 
 
 @njit(inline="always", fastmath=True)
-def _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
-    """``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the pairs (p0 + j, p1 + j),
-    j < W (the wire's 2x2 cross term, every derivative of a fused run comes from it), then
-    bra <- inv bra (mode ``upd``: see :func:`adjoint_1q_block`)."""
+def _run_cross(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
+    """``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the run (the wire's 2x2 cross
+    term: every derivative of a FUSED run comes from it), then the undo."""
     r00 = r01 = r10 = r11 = 0j
     for j in range(W):
-        d00, d01, d10, d11 = _pair_r(br, kr, p0 + j, p1 + j, m00, m01, m10, m11, upd)
-        r00 += d00
-        r01 += d01
-        r10 += d10
-        r11 += d11
+        i0 = p0 + j
+        i1 = p1 + j
+        a = kr[i0]
+        c = kr[i1]
+        x = br[i0]
+        y = br[i1]
+        cx = np.conj(x)
+        cy = np.conj(y)
+        r00 += a * cx
+        r01 += a * cy
+        r10 += c * cx
+        r11 += c * cy
+        _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
     acc[0] += r00
     acc[1] += r01
     acc[2] += r10
     acc[3] += r11
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_r(br, kr, base, s, half, m00, m01, m10, m11, upd, acc):
-    """:func:`_pairs_adjoint_cols_r` over one block: the pairs of stride s come in runs of s."""
-    for o in range(half // s):
-        p0 = base + 2 * o * s
-        _pairs_adjoint_cols_r(br, kr, p0, p0 + s, s, m00, m01, m10, m11, upd, acc)
 
 
 GENERAL, DIAGONAL, RX_TYPE, FUSED = 0, 1, 2, 3
@@ -349,6 +310,21 @@ def _gate_kinds(invs, gens, bm, fused):
     return kinds
 
 
+@njit(inline="always", fastmath=True)
+def _adjoint_run(kind, br, kr, p0, p1, W, m, g, upd, acc):
+    """One run of gate pairs by the gate's kind: the overlap into ``acc[0]``, or (FUSED) the
+    cross term into ``acc[0:4]``; ``m`` the inverse (2, 2), ``g`` the generator (2, 2)."""
+    if kind == FUSED:
+        _run_cross(br, kr, p0, p1, W, m[0, 0], m[0, 1], m[1, 0], m[1, 1], upd, acc)
+    elif kind == RX_TYPE:
+        acc[0] += _run_rx(br, kr, p0, p1, W, m[0, 0].real, m[0, 1].imag, g[0, 1].real, upd)
+    elif kind == DIAGONAL:
+        acc[0] += _run_diag(br, kr, p0, p1, W, m[0, 0], m[1, 1], g[0, 0], g[1, 1], upd)
+    else:
+        acc[0] += _run_general(br, kr, p0, p1, W, m[0, 0], m[0, 1], m[1, 0], m[1, 1],
+                               g[0, 0], g[0, 1], g[1, 0], g[1, 1], upd)
+
+
 def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
     """One backward step over 1-qubit gates on distinct wires (strides < ``blk``): inside
     each cache block, from the last gate to the first, accumulate ``<bra_m|G_r|ket>`` (in
@@ -359,7 +335,6 @@ def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
     B, N = ket.shape
     R = strides.shape[0]
     nblk = N // blk
-    half = blk // 2
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
@@ -367,55 +342,18 @@ def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
         kinds = _gate_kinds(invs, gens, bm, fused)
         part = np.zeros((nblk, M, R, 4), dtype=np.complex128)
         for bi in prange(nblk):
-            base = bi * blk
             for r in range(R - 1, -1, -1):
                 s = strides[r]
-                m00 = invs[r, bm, 0, 0]
-                m01 = invs[r, bm, 0, 1]
-                m10 = invs[r, bm, 1, 0]
-                m11 = invs[r, bm, 1, 1]
                 for mm in range(M):
-                    # pair helpers' mode: 0 undo the bra, 1 the bra and the ket, 2 nothing;
+                    # run helpers' mode: 0 undo the bra, 1 the bra and the ket, 2 nothing;
                     # the ket is undone with the last bra, after all reads
                     upd = (1 if mm == M - 1 else 0) if undo else 2
-                    if kinds[r] == FUSED:
-                        _pairs_adjoint_r(bras[mm, b], kr, base, s, half, m00, m01, m10, m11, upd,
-                                         part[bi, mm, r])
-                        continue
-                    if kinds[r] == RX_TYPE:
-                        ar, ai = _pairs_adjoint_rx(bras[mm, b], kr, base, s, half, m00.real, m01.imag,
-                                                   gens[r, 0, 1].real, upd)
-                    elif kinds[r] == DIAGONAL:
-                        ar, ai = _pairs_adjoint_diag(bras[mm, b], kr, base, s, half, m00, m11,
-                                                     gens[r, 0, 0], gens[r, 1, 1], upd)
-                    else:
-                        ar, ai = _pairs_adjoint(bras[mm, b], kr, base, s, half, m00, m01, m10, m11,
-                                                gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1], upd)
-                    part[bi, mm, r, 0] = ar + 1j * ai
+                    for p0 in range(bi * blk, (bi + 1) * blk, 2 * s):
+                        _adjoint_run(kinds[r], bras[mm, b], kr, p0, p0 + s, s, invs[r, bm], gens[r], upd,
+                                     part[bi, mm, r])
         for bi in range(nblk):
             out[:, b] += part[bi]
     return out
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_adjoint_cols_rx(br, kr, p0, p1, W, c, sn, gx, upd):
-    """:func:`_pairs_adjoint_cols` for an RX-type gate (see :func:`_pairs_adjoint_rx`)."""
-    acc_r = 0.0
-    acc_i = 0.0
-    for j in range(W):
-        a = kr[p0 + j]
-        k1 = kr[p1 + j]
-        x = br[p0 + j]
-        y = br[p1 + j]
-        acc_r += x.real * k1.real + x.imag * k1.imag + y.real * a.real + y.imag * a.imag
-        acc_i += x.real * k1.imag - x.imag * k1.real + y.real * a.imag - y.imag * a.real
-        if upd != 2:
-            br[p0 + j] = complex(c * x.real - sn * y.imag, c * x.imag + sn * y.real)
-            br[p1 + j] = complex(c * y.real - sn * x.imag, c * y.imag + sn * x.real)
-        if upd == 1:
-            kr[p0 + j] = complex(c * a.real - sn * k1.imag, c * a.imag + sn * k1.real)
-            kr[p1 + j] = complex(c * k1.real - sn * a.imag, c * k1.imag + sn * a.real)
-    return gx * acc_r, gx * acc_i
 
 
 def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W, undo):
@@ -436,32 +374,13 @@ def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W, undo):
             col0 = cb * W
             for r in range(R - 1, -1, -1):
                 hs = hstrides[r]
-                m00 = invs[r, bm, 0, 0]
-                m01 = invs[r, bm, 0, 1]
-                m10 = invs[r, bm, 1, 0]
-                m11 = invs[r, bm, 1, 1]
-                g00 = gens[r, 0, 0]
-                g01 = gens[r, 0, 1]
-                g10 = gens[r, 1, 0]
-                g11 = gens[r, 1, 1]
-                kind = kinds[r]
                 for mm in range(M):
-                    br = bras[mm, b]
                     upd = (1 if mm == M - 1 else 0) if undo else 2
-                    acc = part[cb, mm, r]
                     for hp in range(Hh):
                         h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
-                        p0 = (h0 << lowbits) + col0
-                        p1 = ((h0 | hs) << lowbits) + col0
-                        if kind == FUSED:
-                            _pairs_adjoint_cols_r(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc)
-                            continue
-                        if kind == RX_TYPE:
-                            ar, ai = _pairs_adjoint_cols_rx(br, kr, p0, p1, W, m00.real, m01.imag, g01.real, upd)
-                        else:
-                            ar, ai = _pairs_adjoint_cols(br, kr, p0, p1, W, m00, m01, m10, m11,
-                                                         g00, g01, g10, g11, upd)
-                        acc[0] += ar + 1j * ai
+                        _adjoint_run(kinds[r], bras[mm, b], kr, (h0 << lowbits) + col0,
+                                     ((h0 | hs) << lowbits) + col0, W, invs[r, bm], gens[r], upd,
+                                     part[cb, mm, r])
         for cb in range(nblk):
             out[:, b] += part[cb]
     return out
