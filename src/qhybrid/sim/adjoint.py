@@ -229,7 +229,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         while fastz and j > 0 and ops[j - 1].name in _PERMUTATIONS and op.name in _PERMUTATIONS:
             j -= 1
         if i - j + 1 >= PERM_MIN and n <= 40:  # a CNOT / SWAP ladder: one gather pass per state
-            inv = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n).inverse()
+            inv = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n, cache).inverse()
             for state in [ket] + bras:
                 apply_kop(state, inv, n, fast=fast, cache=cache)
             i = j - 1

@@ -63,24 +63,30 @@ def _digit_tables(images) -> np.ndarray:
     return t
 
 
-def perm_kop(swaps, n: int) -> KOp:
+def perm_kop(swaps, n: int, cache=None) -> KOp:
     """One ``perm`` KOp for a run of CNOT / SWAP KOps (n <= 40). The new state is
     ``psi'[j] = psi[g^-1(j)]`` with ``g`` the index map of the run; the tables of ``g^-1``
-    (the gather of the run) and of ``g`` (the gather of its inverse) are both kept."""
-    g = _index_map(swaps, n)
-    ginv = _index_map(swaps[::-1], n)  # each CNOT / SWAP is its own inverse
-    basis = [1 << b for b in range(n)]
-    tables = np.stack([_digit_tables([ginv(v) for v in basis]), _digit_tables([g(v) for v in basis])])
+    (the gather of the run) and of ``g`` (the gather of its inverse) are both kept, and kept in
+    ``cache`` by the run's gates (the adjoint sweep asks again for the run it undoes)."""
+    key = ("perm", n, tuple((k.wires, k.ctrl) for k in swaps))
+    tables = cache.get(key) if cache is not None else None
+    if tables is None:
+        g = _index_map(swaps, n)
+        ginv = _index_map(swaps[::-1], n)  # each CNOT / SWAP is its own inverse
+        basis = [1 << b for b in range(n)]
+        tables = np.stack([_digit_tables([ginv(v) for v in basis]), _digit_tables([g(v) for v in basis])])
+        if cache is not None:
+            cache.put(key, tables, tables.nbytes)
     wires = tuple(sorted({w for k in swaps for w in k.wires}))
     return KOp("perm", wires, tables, list(swaps))
 
 
-def merge_permutations(kops: list, n: int) -> list:
+def merge_permutations(kops: list, n: int, cache=None) -> list:
     """Replace runs of at least ``PERM_MIN`` swap KOps by one :func:`perm_kop`."""
     if n > 40:
         return kops
     return _merge_runs(kops, lambda k: k.kind == "swap",
-                       lambda run: [perm_kop(run, n)] if len(run) >= PERM_MIN else run)
+                       lambda run: [perm_kop(run, n, cache)] if len(run) >= PERM_MIN else run)
 
 
 def _merge_runs(kops: list, member, merge) -> list:
@@ -228,7 +234,7 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
             out.append(kop_for(op, n, dtype=dtype, device=device))
     flush_diag()
     flush1(list(pend1))
-    return merge_permutations(merge_layers(out), n)
+    return merge_permutations(merge_layers(out), n, cache)
 
 
 def merge_layers(kops: list) -> list:
