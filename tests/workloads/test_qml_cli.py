@@ -6,7 +6,7 @@ import json
 import pytest
 
 from qhybrid.cli import build_parser, main
-from qhybrid.cli.qml import Progress, job_kwargs
+from qhybrid.cli.qml import job_kwargs, progress
 from qhybrid.cli.workload import CPU_INSTANCE, GPU_INSTANCE
 from qhybrid.errors import SpecError
 
@@ -38,7 +38,7 @@ def test_bad_arguments_are_caught_before_submitting(argv, words):
 
 
 def test_progress_prints_one_line_per_epoch(capsys):
-    p = Progress(3)
+    p = progress(3)
     p("Metrics - timestamp=1; Loss=0.25; iteration_number=2;")
     p("Metrics - timestamp=1; Accuracy=0.5; iteration_number=2;")
     p("[rank 1] Metrics - timestamp=1; Loss=9; iteration_number=2; rank=1;")

@@ -1,10 +1,9 @@
 """``qhybrid qaoa``: QAOA Max-Cut / Max-Clique as a job, with live progress and its cost."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from qhybrid.cli.workload import METRIC, add_job_options, default_device, default_instance
+from qhybrid.cli.workload import Progress, add_job_options, default_device, default_instance
 
 
 def register(subparsers) -> None:
@@ -68,26 +67,14 @@ def job_kwargs(args) -> dict:
     return kwargs
 
 
-class Progress:
-    """Turns the job's metric lines into one line per iteration on stderr; other lines pass through."""
-
-    def __init__(self, iterations: int):
-        self.iterations = iterations
-        self.seen: dict[str, str] = {}
-
-    def __call__(self, line: str) -> None:
-        if "Metrics -" not in line:
-            print(line, file=sys.stderr, flush=True)
-            return
-        self.seen.update(METRIC.findall(line))
-        s = self.seen
-        if "iteration_seconds" in s and "Cost" in s and "iteration_number" in s:
-            print(f"iteration {int(s['iteration_number']) + 1}/{self.iterations}  cost {float(s['Cost']):.6f}  "
-                  f"{float(s['iteration_seconds']):.3f} s", file=sys.stderr, flush=True)
-            self.seen = {}
+def progress(iterations: int) -> Progress:
+    """One line per iteration: number, cost, seconds."""
+    return Progress(("iteration_seconds", "Cost", "iteration_number"), lambda s: (
+        f"iteration {int(s['iteration_number']) + 1}/{iterations}  cost {float(s['Cost']):.6f}  "
+        f"{float(s['iteration_seconds']):.3f} s"))
 
 
 def cmd_qaoa(args) -> int:
     from qhybrid.cli.jobs import submit_and_wait
 
-    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False, progress=Progress(args.iterations))
+    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False, progress=progress(args.iterations))

@@ -1,10 +1,9 @@
 """``qhybrid qml``: train the DressedQNN on Sonar as a job, optionally data parallel."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from qhybrid.cli.workload import METRIC, add_job_options, default_device, default_instance
+from qhybrid.cli.workload import Progress, add_job_options, default_device, default_instance
 from qhybrid.errors import SpecError
 
 
@@ -74,26 +73,11 @@ def hyperparameters(args) -> dict[str, str]:
             "seed": str(args.seed), "dtype": args.dtype}
 
 
-class Progress:
-    """Turns the job's metric lines into one line per epoch on stderr; other lines pass through."""
-
-    def __init__(self, epochs: int):
-        self.epochs = epochs
-        self.seen: dict[str, str] = {}
-
-    def __call__(self, line: str) -> None:
-        if "Metrics -" not in line:
-            print(line, file=sys.stderr, flush=True)
-            return
-        if "rank=" in line:
-            return
-        self.seen.update(METRIC.findall(line))
-        if "epoch_seconds" in self.seen and "iteration_number" in self.seen:
-            s = self.seen
-            print(f"epoch {s['iteration_number']}/{self.epochs}  loss {float(s.get('Loss', 'nan')):.5f}  "
-                  f"accuracy {float(s.get('Accuracy', 'nan')):.3f}  {float(s['epoch_seconds']):.2f} s",
-                  file=sys.stderr, flush=True)
-            self.seen = {}
+def progress(epochs: int) -> Progress:
+    """One line per epoch: number, loss, accuracy, seconds (rank 0's metrics)."""
+    return Progress(("epoch_seconds", "iteration_number"), lambda s: (
+        f"epoch {s['iteration_number']}/{epochs}  loss {float(s.get('Loss', 'nan')):.5f}  "
+        f"accuracy {float(s.get('Accuracy', 'nan')):.3f}  {float(s['epoch_seconds']):.2f} s"))
 
 
 def cmd_qml(args) -> int:
@@ -101,4 +85,4 @@ def cmd_qml(args) -> int:
     from qhybrid.cli.jobs import submit_and_wait
 
     return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False,
-                           progress=Progress(args.epochs))
+                           progress=progress(args.epochs))

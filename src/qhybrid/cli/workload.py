@@ -1,7 +1,9 @@
-"""What the workload commands (``qhybrid qaoa``, ``qhybrid qml``) share: defaults and job options."""
+"""What the workload commands (``qhybrid qaoa``, ``qhybrid qml``) share: defaults, job options,
+and the progress line made from the job's metric lines."""
 from __future__ import annotations
 
 import re
+import sys
 
 CPU_INSTANCE = "ml.m5.2xlarge"
 GPU_INSTANCE = "ml.p3.2xlarge"
@@ -37,3 +39,25 @@ def add_job_options(parser) -> None:
                         "else a local cluster on 127.0.0.1")
     parser.add_argument("--json", action="store_true",
                         help="print the result dictionary as JSON on the last line of stdout")
+
+
+class Progress:
+    """Turns a job's metric lines into one progress line on stderr, ``line(seen)``, each time every
+    key of ``needed`` has been seen since the last one; other ranks' metric lines (tagged
+    ``rank=K;``) are dropped, any other line passes through."""
+
+    def __init__(self, needed: tuple[str, ...], line):
+        self.needed = needed
+        self.line = line
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, text: str) -> None:
+        if "Metrics -" not in text:
+            print(text, file=sys.stderr, flush=True)
+            return
+        if "rank=" in text:
+            return
+        self.seen.update(METRIC.findall(text))
+        if all(k in self.seen for k in self.needed):
+            print(self.line(self.seen), file=sys.stderr, flush=True)
+            self.seen = {}
