@@ -61,3 +61,15 @@ def assert_all_close(got, want, *, what="", **tolerance):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape, f"{what} measurement {i}: shape {g.shape} != {w.shape}"
         np.testing.assert_allclose(g, w, err_msg=f"{what} measurement {i}", **tolerance)
+
+
+def compare(device, c_dtype, ops, mps, n_wires, what=""):
+    """Run ``ops`` + ``mps`` on a qhybrid device; check it against default.qubit and against
+    our reference simulator; return what the device gave."""
+    dev = qhybrid_device(device, n_wires, c_dtype)
+    got = as_list(execute(dev, ops, mps), len(mps))
+    assert_all_close(got, as_list(default_qubit(ops, mps, n_wires), len(mps)),
+                     what=f"{what} vs default.qubit", **tol(c_dtype))
+    assert_all_close(got, as_list(oracle(ops, mps, n_wires), len(mps)),
+                     what=f"{what} vs reference", **tol(c_dtype))
+    return got

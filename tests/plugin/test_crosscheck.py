@@ -12,23 +12,13 @@ import numpy as np
 import pennylane as qml
 import pytest
 
-from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, default_qubit, execute,
-                        oracle, qhybrid_device, tol)
+from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, compare, default_qubit, execute,
+                        qhybrid_device, tol)
 from random_circuits import (ADJOINTABLE, GATES, Gate, build, random_circuit, random_gate,
                              random_hamiltonian, random_observables, random_pauli_word)
 
 pytestmark = [pytest.mark.parametrize("device", DEVICES),
               pytest.mark.parametrize("c_dtype", DTYPES)]
-
-
-def _compare(device, c_dtype, ops, mps, n_wires, what=""):
-    dev = qhybrid_device(device, n_wires, c_dtype)
-    got = as_list(execute(dev, ops, mps), len(mps))
-    assert_all_close(got, as_list(default_qubit(ops, mps, n_wires), len(mps)),
-                     what=f"{what} vs default.qubit", **tol(c_dtype))
-    assert_all_close(got, as_list(oracle(ops, mps, n_wires), len(mps)),
-                     what=f"{what} vs reference", **tol(c_dtype))
-    return got
 
 
 def _scramble(n_wires):
@@ -52,7 +42,7 @@ def test_each_gate(device, c_dtype, name, adjoint):
     spec = [Gate(g.name, g.wires, g.n_params, g.matrix, adjoint) for g in spec]
     params = rng.uniform(-np.pi, np.pi, size=sum(g.n_params for g in spec))
     ops = _scramble(n) + build(spec, params)
-    _compare(device, c_dtype, ops, [qml.state()], n, what=f"{name} adjoint={adjoint}: {ops[-3:]}")
+    compare(device, c_dtype, ops, [qml.state()], n, what=f"{name} adjoint={adjoint}: {ops[-3:]}")
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -60,7 +50,7 @@ def test_random_circuit_state(device, c_dtype, seed):
     rng = np.random.default_rng(seed)
     n = 3 + seed % 5
     spec, params = random_circuit(rng, n_wires=n, depth=80)
-    _compare(device, c_dtype, build(spec, params), [qml.state()], n, what=f"seed {seed}")
+    compare(device, c_dtype, build(spec, params), [qml.state()], n, what=f"seed {seed}")
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -75,7 +65,7 @@ def test_long_diagonal_run(device, c_dtype, seed):
     spec += [random_gate(rng, str(rng.choice(diagonal)), n) for _ in range(20)]
     params = rng.uniform(-np.pi, np.pi, size=sum(g.n_params for g in spec))
     ops = [qml.Hadamard(w) for w in range(n)] + build(spec, params)
-    _compare(device, c_dtype, ops, [qml.state(), qml.probs(wires=[4, 1])], n)
+    compare(device, c_dtype, ops, [qml.state(), qml.probs(wires=[4, 1])], n)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -90,7 +80,7 @@ def test_single_wire_runs(device, c_dtype, seed):
         spec += [random_gate(rng, str(rng.choice(single)), n, wires=(w,)) for _ in range(12)]
         spec.append(Gate("CNOT", (w, (w + 1) % n)))
     params = rng.uniform(-np.pi, np.pi, size=sum(g.n_params for g in spec))
-    _compare(device, c_dtype, _scramble(n) + build(spec, params), [qml.state()], n)
+    compare(device, c_dtype, _scramble(n) + build(spec, params), [qml.state()], n)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -100,7 +90,7 @@ def test_probabilities_on_wire_subsets(device, c_dtype, seed):
     spec, params = random_circuit(rng, n_wires=n, depth=50)
     mps = [qml.probs(wires=range(n)), qml.probs(wires=[5, 0, 3]), qml.probs(wires=[2]),
            qml.probs(wires=[1, 4]), qml.probs(wires=[4, 1]), qml.probs()]
-    _compare(device, c_dtype, build(spec, params), mps, n)
+    compare(device, c_dtype, build(spec, params), mps, n)
 
 
 def _observable_cases():
@@ -114,7 +104,7 @@ def test_expval_and_var(device, c_dtype, kind):
     spec, params = random_circuit(rng, n_wires=n, depth=50)
     obs = random_observables(np.random.default_rng(1), n)[kind]
     mps = [qml.expval(obs), qml.var(obs)]
-    _compare(device, c_dtype, build(spec, params), mps, n, what=f"{kind}: {obs}")
+    compare(device, c_dtype, build(spec, params), mps, n, what=f"{kind}: {obs}")
 
 
 def test_many_z_terms_hamiltonian(device, c_dtype):
@@ -125,7 +115,7 @@ def test_many_z_terms_hamiltonian(device, c_dtype):
     h_z = random_hamiltonian(rng, n, terms=100, z_fraction=1.0)
     h_mixed = random_hamiltonian(rng, n, terms=30, z_fraction=0.8)
     mps = [qml.expval(h_z), qml.expval(h_mixed), qml.var(h_z)]
-    _compare(device, c_dtype, build(spec, params), mps, n)
+    compare(device, c_dtype, build(spec, params), mps, n)
 
 
 def test_repeated_runs_do_not_reuse_stale_caches(device, c_dtype):
@@ -154,7 +144,7 @@ def test_broadcast_forward(device, c_dtype, seed):
     obs = random_observables(rng, n)
     mps = [qml.state(), qml.probs(wires=[n - 1, 1]), qml.expval(obs["hamiltonian"]),
            qml.expval(obs["hermitian"]), qml.var(obs["prod"])]
-    _compare(device, c_dtype, build(spec, params), mps, n)
+    compare(device, c_dtype, build(spec, params), mps, n)
 
 
 def test_broadcast_partial(device, c_dtype):
@@ -164,7 +154,7 @@ def test_broadcast_partial(device, c_dtype):
     ops = _scramble(n) + [qml.RX(x, 0), qml.IsingZZ(0.3, [1, 2]), qml.CRY(x[::-1], [2, 3]),
                           qml.MultiRZ(x, [0, 1, 3]), qml.Rot(0.1, x, 0.3, 2), qml.GlobalPhase(x)]
     mps = [qml.state(), qml.expval(qml.PauliZ(0) @ qml.PauliX(3))]
-    _compare(device, c_dtype, ops, mps, n)
+    compare(device, c_dtype, ops, mps, n)
 
 
 def test_state_has_requested_dtype(device, c_dtype):
@@ -189,5 +179,5 @@ def test_identity_circuit_and_unused_wires(device, c_dtype):
     n = 6
     ops = [qml.Hadamard(1), qml.RZ(0.4, 1)]
     mps = [qml.state(), qml.probs(wires=[1]), qml.expval(qml.PauliZ(5))]
-    _compare(device, c_dtype, ops, mps, n)
-    _compare(device, c_dtype, [], [qml.state()], 3)
+    compare(device, c_dtype, ops, mps, n)
+    compare(device, c_dtype, [], [qml.state()], 3)

@@ -43,6 +43,19 @@ def _grad_tol(c_dtype):
     return tol(c_dtype)
 
 
+def _circuit(spec, *observables):
+    """A QNode function: the gates of ``spec`` with parameters ``x``, then ``expval`` of each
+    observable (a tuple when there are several)."""
+
+    def circuit(x):
+        for op in build(spec, x):
+            qml.apply(op)
+        values = tuple(qml.expval(o) for o in observables)
+        return values if len(values) > 1 else values[0]
+
+    return circuit
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_adjoint_gradient_of_random_circuit(device, c_dtype, seed):
     rng = np.random.default_rng(1000 + seed)
@@ -50,10 +63,7 @@ def test_adjoint_gradient_of_random_circuit(device, c_dtype, seed):
     spec, params = random_circuit(rng, n_wires=n, depth=40)
     h = random_hamiltonian(rng, n, terms=10)
 
-    def circuit(x):
-        for op in build(spec, x):
-            qml.apply(op)
-        return qml.expval(h)
+    circuit = _circuit(spec, h)
 
     ours, theirs, f_ours, f_theirs = _jacobians(device, c_dtype, n, circuit, params)
     np.testing.assert_allclose(f_ours, f_theirs, **tol(c_dtype))
@@ -72,10 +82,7 @@ def test_adjoint_gradient_each_parametric_gate(device, c_dtype, name):
     params = rng.uniform(-np.pi, np.pi, size=sum(x.n_params for x in spec))
     obs = random_observables(np.random.default_rng(5), n)
 
-    def circuit(x):
-        for op in build(spec, x):
-            qml.apply(op)
-        return qml.expval(obs["hamiltonian"]), qml.expval(obs["hermitian"])
+    circuit = _circuit(spec, obs["hamiltonian"], obs["hermitian"])
 
     ours, theirs, _, _ = _jacobians(device, c_dtype, n, circuit, params, peer="parameter-shift")
     np.testing.assert_allclose(ours, theirs, err_msg=name, **_grad_tol(c_dtype))
@@ -89,10 +96,7 @@ def test_adjoint_jacobian_of_several_observables(device, c_dtype):
     names = ["pauli_word", "all_z", "z_hamiltonian", "hermitian", "prod", "sum", "sprod",
              "projector_basis"]
 
-    def circuit(x):
-        for op in build(spec, x):
-            qml.apply(op)
-        return tuple(qml.expval(obs[k]) for k in names)
+    circuit = _circuit(spec, *(obs[k] for k in names))
 
     ours, theirs, f_ours, f_theirs = _jacobians(device, c_dtype, n, circuit, params)
     np.testing.assert_allclose(f_ours, f_theirs, **tol(c_dtype))
@@ -106,10 +110,7 @@ def test_adjoint_gradient_broadcast(device, c_dtype):
     spec, params = random_circuit(rng, n_wires=n, depth=30, batch=3)
     h = random_hamiltonian(rng, n, terms=8)
 
-    def circuit(x):
-        for op in build(spec, x):
-            qml.apply(op)
-        return qml.expval(h)
+    circuit = _circuit(spec, h)
 
     ours, theirs, f_ours, f_theirs = _jacobians(device, c_dtype, n, circuit, params)
     assert np.shape(f_ours) == (3,)
@@ -125,10 +126,7 @@ def test_adjoint_gradient_torch_interface(device, c_dtype):
     spec, params = random_circuit(rng, n_wires=n, depth=30)
     h = random_hamiltonian(rng, n, terms=6)
 
-    def circuit(x):
-        for op in build(spec, x):
-            qml.apply(op)
-        return qml.expval(h)
+    circuit = _circuit(spec, h)
 
     grads = []
     for dev, method in ((qhybrid_device(device, n, c_dtype), "adjoint"),

@@ -12,8 +12,8 @@ import pennylane as qml
 import pytest
 from pennylane import numpy as pnp
 
-from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, default_qubit, execute,
-                        oracle, qhybrid_device, tol)
+from crosscheck import (DEVICES, DTYPES, as_list, assert_all_close, compare, default_qubit, execute,
+                        qhybrid_device, tol)
 
 # default.qubit's autograd backprop (the peer) casts complex cotangents to real; values are compared
 _PEER_NOISE = "ignore:Casting complex values to real:numpy.exceptions.ComplexWarning"
@@ -108,9 +108,7 @@ def test_zrot_block_with_repeated_and_opposite_angles(device, c_dtype):
             qml.MultiRZ(0.4, [0, 2, 4]), qml.IsingZZ(0.4, [0, 1]), qml.RZ(1.1, 3)]
     ops += [qml.RX(0.3, w) for w in range(n)]
     mps = [qml.state(), qml.expval(qml.PauliZ(0) @ qml.PauliZ(4))]
-    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
-    assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), **tol(c_dtype))
-    assert_all_close(got, as_list(oracle(ops, mps, n), 2), **tol(c_dtype))
+    compare(device, c_dtype, ops, mps, n)
 
 
 def test_state_prep_and_basis_state(device, c_dtype):
@@ -216,9 +214,7 @@ def test_operations_outside_the_gate_table(device, c_dtype):
     x = np.random.default_rng(31).uniform(-np.pi, np.pi, size=12)
     ops = [qml.Hadamard(w) for w in range(n)] + _non_table_ops(x)
     mps = [qml.state(), qml.expval(qml.PauliX(0) @ qml.PauliY(3))]
-    got = as_list(execute(qhybrid_device(device, n, c_dtype), ops, mps), 2)
-    assert_all_close(got, as_list(default_qubit(ops, mps, n), 2), **tol(c_dtype))
-    assert_all_close(got, as_list(oracle(ops, mps, n), 2), **tol(c_dtype))
+    compare(device, c_dtype, ops, mps, n)
 
 
 def test_gradient_through_operations_outside_the_gate_table(device, c_dtype):
