@@ -11,6 +11,30 @@ from numba import njit, prange  # noqa: F401  (njit: helpers; prange: threaded l
 from .fastkernels import _parity, _sign_table  # noqa: F401
 
 
+@njit(inline="always")
+def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
+    """Write ``inv`` applied to the bra pair (x, y) and, in mode 1, to the ket pair (a, c)
+    (modes: see :func:`adjoint_1q_block`)."""
+    if upd != 2:
+        br[i0] = m00 * x + m01 * y
+        br[i1] = m10 * x + m11 * y
+    if upd == 1:
+        kr[i0] = m00 * a + m01 * c
+        kr[i1] = m10 * a + m11 * c
+
+
+@njit(inline="always")
+def _pair_general(br, kr, i0, i1, m00, m01, m10, m11, g00, g01, g10, g11, upd):
+    """``conj(bra) G ket`` on the pair (i0, i1), then the undo (mode ``upd``); returns the term."""
+    a = kr[i0]
+    c = kr[i1]
+    x = br[i0]
+    y = br[i1]
+    v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+    _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
+    return v
+
+
 def grad_1q(bra, ket, g, s):
     """``sum_c conj(bra[b, c]) (G ket)[b, c]`` for a 2x2 ``G`` on stride ``s``, per row."""
     B, N = ket.shape
@@ -23,10 +47,7 @@ def grad_1q(bra, ket, g, s):
         acc_i = 0.0
         for i in prange(N // 2):
             i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
-            i1 = i0 | s
-            a = kr[i0]
-            c = kr[i1]
-            v = np.conj(br[i0]) * (g00 * a + g01 * c) + np.conj(br[i1]) * (g10 * a + g11 * c)
+            v = _pair_general(br, kr, i0, i0 | s, 0j, 0j, 0j, 0j, g00, g01, g10, g11, 2)
             acc_r += v.real
             acc_i += v.imag
         out[b] = acc_r + 1j * acc_i
@@ -96,6 +117,7 @@ def adjoint_1q(bra, ket, inv, g, s, update_ket):
     B, N = ket.shape
     out = np.zeros(B, dtype=np.complex128)
     g00, g01, g10, g11 = g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+    upd = 1 if update_ket else 0
     for b in range(B):
         m = inv[b if inv.shape[0] > 1 else 0]
         m00, m01, m10, m11 = m[0, 0], m[0, 1], m[1, 0], m[1, 1]
@@ -105,19 +127,9 @@ def adjoint_1q(bra, ket, inv, g, s, update_ket):
         acc_i = 0.0
         for i in prange(N // 2):
             i0 = ((i & ~(s - 1)) << 1) | (i & (s - 1))
-            i1 = i0 | s
-            a = kr[i0]
-            c = kr[i1]
-            x = br[i0]
-            y = br[i1]
-            v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
+            v = _pair_general(br, kr, i0, i0 | s, m00, m01, m10, m11, g00, g01, g10, g11, upd)
             acc_r += v.real
             acc_i += v.imag
-            br[i0] = m00 * x + m01 * y
-            br[i1] = m10 * x + m11 * y
-            if update_ket:
-                kr[i0] = m00 * a + m01 * c
-                kr[i1] = m10 * a + m11 * c
         out[b] = acc_r + 1j * acc_i
     return out
 
@@ -186,18 +198,6 @@ def vdot_real(a, b):
     return out
 
 
-@njit(inline="always")
-def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
-    """Write ``inv`` applied to the bra pair (x, y) and, in mode 1, to the ket pair (a, c)
-    (modes: see :func:`adjoint_1q_block`)."""
-    if upd != 2:
-        br[i0] = m00 * x + m01 * y
-        br[i1] = m10 * x + m11 * y
-    if upd == 1:
-        kr[i0] = m00 * a + m01 * c
-        kr[i1] = m10 * a + m11 * c
-
-
 # Run helpers: the pairs (p0 + j, p1 + j), j < W, of one gate; each returns its partial sums and
 # undoes the pairs (mode ``upd``). A block's pairs of stride s are runs of s (``p1 = p0 + s``),
 # a column block's are runs of W across a high stride; both kernels go through ``_adjoint_run``.
@@ -207,14 +207,7 @@ def _run_general(br, kr, p0, p1, W, m00, m01, m10, m11, g00, g01, g10, g11, upd)
     """``sum conj(bra) G ket`` over the run, then the undo."""
     acc = 0j
     for j in range(W):
-        i0 = p0 + j
-        i1 = p1 + j
-        a = kr[i0]
-        c = kr[i1]
-        x = br[i0]
-        y = br[i1]
-        acc += np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
-        _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
+        acc += _pair_general(br, kr, p0 + j, p1 + j, m00, m01, m10, m11, g00, g01, g10, g11, upd)
     return acc
 
 
