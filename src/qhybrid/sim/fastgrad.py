@@ -253,9 +253,9 @@ def _run_rx(br, kr, p0, p1, W, c, sn, gx, upd):
 
 
 @njit(inline="always", fastmath=True)
-def _run_cross(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
-    """``acc += R`` with ``R[2a+b] = sum ket_a conj(bra_b)`` over the run (the wire's 2x2 cross
-    term: every derivative of a FUSED run comes from it), then the undo."""
+def _run_cross(br, kr, p0, p1, W, m00, m01, m10, m11, upd):
+    """``R[2a+b] = sum ket_a conj(bra_b)`` over the run (the wire's 2x2 cross term: every
+    derivative of a FUSED run comes from it), then the undo."""
     r00 = r01 = r10 = r11 = 0j
     for j in range(W):
         i0 = p0 + j
@@ -271,10 +271,7 @@ def _run_cross(br, kr, p0, p1, W, m00, m01, m10, m11, upd, acc):
         r10 += c * cx
         r11 += c * cy
         _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
-    acc[0] += r00
-    acc[1] += r01
-    acc[2] += r10
-    acc[3] += r11
+    return r00, r01, r10, r11
 
 
 GENERAL, DIAGONAL, RX_TYPE, FUSED = 0, 1, 2, 3
@@ -303,19 +300,32 @@ def _gate_kinds(invs, gens, bm, fused):
     return kinds
 
 
-@njit(inline="always", fastmath=True)
-def _adjoint_run(kind, br, kr, p0, p1, W, m, g, upd, acc):
-    """One run of gate pairs by the gate's kind: the overlap into ``acc[0]``, or (FUSED) the
-    cross term into ``acc[0:4]``; ``m`` the inverse (2, 2), ``g`` the generator (2, 2)."""
-    if kind == FUSED:
-        _run_cross(br, kr, p0, p1, W, m[0, 0], m[0, 1], m[1, 0], m[1, 1], upd, acc)
-    elif kind == RX_TYPE:
-        acc[0] += _run_rx(br, kr, p0, p1, W, m[0, 0].real, m[0, 1].imag, g[0, 1].real, upd)
-    elif kind == DIAGONAL:
-        acc[0] += _run_diag(br, kr, p0, p1, W, m[0, 0], m[1, 1], g[0, 0], g[1, 1], upd)
-    else:
-        acc[0] += _run_general(br, kr, p0, p1, W, m[0, 0], m[0, 1], m[1, 0], m[1, 1],
-                               g[0, 0], g[0, 1], g[1, 0], g[1, 1], upd)
+@njit(fastmath=True, cache=True)
+def _adjoint_runs(kind, br, kr, start, n_out, step_out, n_in, step_in, off, W,
+                  m00, m01, m10, m11, g00, g01, g10, g11, upd, acc):
+    """One gate over the runs at ``start + o step_out + q step_in`` (o < n_out, q < n_in), each
+    of W pairs with partners ``off`` further, by the gate's kind: the overlap into ``acc[0]``,
+    or (FUSED) the cross term into ``acc[0:4]``; ``m..`` the inverse, ``g..`` the generator."""
+    t0 = t1 = t2 = t3 = 0j
+    for o in range(n_out):
+        for q in range(n_in):
+            p0 = start + o * step_out + q * step_in
+            if kind == FUSED:
+                r = _run_cross(br, kr, p0, p0 + off, W, m00, m01, m10, m11, upd)
+                t0 += r[0]
+                t1 += r[1]
+                t2 += r[2]
+                t3 += r[3]
+            elif kind == RX_TYPE:
+                t0 += _run_rx(br, kr, p0, p0 + off, W, m00.real, m01.imag, g01.real, upd)
+            elif kind == DIAGONAL:
+                t0 += _run_diag(br, kr, p0, p0 + off, W, m00, m11, g00, g11, upd)
+            else:
+                t0 += _run_general(br, kr, p0, p0 + off, W, m00, m01, m10, m11, g00, g01, g10, g11, upd)
+    acc[0] += t0
+    acc[1] += t1
+    acc[2] += t2
+    acc[3] += t3
 
 
 def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
@@ -337,13 +347,17 @@ def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
         for bi in prange(nblk):
             for r in range(R - 1, -1, -1):
                 s = strides[r]
+                kind = kinds[r]
+                m00, m01, m10, m11 = invs[r, bm, 0, 0], invs[r, bm, 0, 1], invs[r, bm, 1, 0], invs[r, bm, 1, 1]
+                g00, g01, g10, g11 = gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1]
                 for mm in range(M):
+                    br = bras[mm, b]
+                    acc = part[bi, mm, r]
                     # run helpers' mode: 0 undo the bra, 1 the bra and the ket, 2 nothing;
                     # the ket is undone with the last bra, after all reads
                     upd = (1 if mm == M - 1 else 0) if undo else 2
-                    for p0 in range(bi * blk, (bi + 1) * blk, 2 * s):
-                        _adjoint_run(kinds[r], bras[mm, b], kr, p0, p0 + s, s, invs[r, bm], gens[r], upd,
-                                     part[bi, mm, r])
+                    _adjoint_runs(kind, br, kr, bi * blk, blk // (2 * s), 2 * s, 1, 0, s, s,
+                                  m00, m01, m10, m11, g00, g01, g10, g11, upd, acc)
         for bi in range(nblk):
             out[:, b] += part[bi]
     return out
@@ -367,13 +381,16 @@ def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W, undo):
             col0 = cb * W
             for r in range(R - 1, -1, -1):
                 hs = hstrides[r]
+                kind = kinds[r]
+                m00, m01, m10, m11 = invs[r, bm, 0, 0], invs[r, bm, 0, 1], invs[r, bm, 1, 0], invs[r, bm, 1, 1]
+                g00, g01, g10, g11 = gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1]
                 for mm in range(M):
+                    br = bras[mm, b]
+                    acc = part[cb, mm, r]
                     upd = (1 if mm == M - 1 else 0) if undo else 2
-                    for hp in range(Hh):
-                        h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
-                        _adjoint_run(kinds[r], bras[mm, b], kr, (h0 << lowbits) + col0,
-                                     ((h0 | hs) << lowbits) + col0, W, invs[r, bm], gens[r], upd,
-                                     part[cb, mm, r])
+                    # high pair rows h0 = o 2 hs + q (q < hs), each a run of W columns
+                    _adjoint_runs(kind, br, kr, col0, Hh // hs, (2 * hs) << lowbits, hs, 1 << lowbits,
+                                  hs << lowbits, W, m00, m01, m10, m11, g00, g01, g10, g11, upd, acc)
         for cb in range(nblk):
             out[:, b] += part[cb]
     return out
