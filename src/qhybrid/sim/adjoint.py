@@ -157,16 +157,12 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     blk = block_size(N)
     bras_np, ket_np = bra_all.numpy(), ket.numpy()
     ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
-    for sel, name in ((np.nonzero(strides >= blk)[0], "adjoint_1q_high"),
-                      (np.nonzero(strides < blk)[0], "adjoint_1q_block")):
-        if not len(sel):
-            continue
-        args = (bras_np, ket_np, np.ascontiguousarray(invs[sel]), np.ascontiguousarray(gens[sel]), fused[sel])
-        if name == "adjoint_1q_high":
-            lowbits = blk.bit_length() - 1
-            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel] >> lowbits, lowbits, COLUMNS, undo)
-        else:
-            ov[:, :, sel] = _fk.kernel(name, N)(*args, strides[sel], blk, undo)
+    lowbits = blk.bit_length() - 1
+    for sel, high in ((np.nonzero(strides >= blk)[0], True), (np.nonzero(strides < blk)[0], False)):
+        if len(sel):
+            ov[:, :, sel] = _fk.kernel("adjoint_1q_layer", N)(
+                bras_np, ket_np, np.ascontiguousarray(invs[sel]), np.ascontiguousarray(gens[sel]), fused[sel],
+                strides[sel] >> lowbits if high else strides[sel], lowbits, COLUMNS, high, undo)
     for r, col, mk in derivs:
         if mk is None:
             val = ov[:, :, r, 0]

@@ -14,7 +14,7 @@ from .fastkernels import _parity, _sign_table  # noqa: F401
 @njit(inline="always")
 def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
     """Write ``inv`` applied to the bra pair (x, y) and, in mode 1, to the ket pair (a, c)
-    (modes: see :func:`adjoint_1q_block`)."""
+    (modes: see :func:`adjoint_1q_layer`)."""
     if upd != 2:
         br[i0] = m00 * x + m01 * y
         br[i1] = m10 * x + m11 * y
@@ -328,69 +328,44 @@ def _adjoint_runs(kind, br, kr, start, n_out, step_out, n_in, step_in, off, W,
     acc[3] += t3
 
 
-def adjoint_1q_block(bras, ket, invs, gens, fused, strides, blk, undo):
-    """One backward step over 1-qubit gates on distinct wires (strides < ``blk``): inside
-    each cache block, from the last gate to the first, accumulate ``<bra_m|G_r|ket>`` (in
-    ``[..., 0]``; for a FUSED run the cross term R in ``[..., 0:4]``) then undo gate r on
-    every bra and on the ket (nothing is undone when ``undo`` is false: the last step).
-    Returns (M, B, R, 4) complex."""
+def adjoint_1q_layer(bras, ket, invs, gens, fused, strides, lowbits, W, high, undo):
+    """One backward step over 1-qubit gates on distinct wires: from the last gate to the first,
+    accumulate ``<bra_m|G_r|ket>`` (in ``[..., 0]``; for a FUSED run the cross term R in
+    ``[..., 0:4]``) then undo gate r on every bra and on the ket (nothing is undone when
+    ``undo`` is false: the last step). Returns (M, B, R, 4) complex.
+
+    Low wires (``high`` false, strides < ``2**lowbits``): chunk by chunk of ``2**lowbits``
+    contiguous amplitudes, which hold complete pairs. High wires (``high``, stride
+    ``strides[r] << lowbits``): chunk by chunk of ``W`` columns of every ``2**lowbits``-row (see
+    :func:`apply_1q_high`). Either way all gates run while a chunk sits in cache."""
     M = bras.shape[0]
     B, N = ket.shape
     R = strides.shape[0]
-    nblk = N // blk
+    blk = 1 << lowbits
+    nchunk = blk // W if high else N // blk
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
         bm = b if invs.shape[1] > 1 else 0
         kinds = _gate_kinds(invs, gens, bm, fused)
-        part = np.zeros((nblk, M, R, 4), dtype=np.complex128)
-        for bi in prange(nblk):
+        part = np.zeros((nchunk, M, R, 4), dtype=np.complex128)
+        for ch in prange(nchunk):
             for r in range(R - 1, -1, -1):
                 s = strides[r]
-                kind = kinds[r]
+                if high:  # pair rows h0 = o 2 s + q (q < s), each a run of W columns
+                    start, n_out, step_out, n_in, step_in = ch * W, (N >> lowbits) // (2 * s), (2 * s) << lowbits, s, blk
+                    off, width = s << lowbits, W
+                else:  # runs of s pairs, 2 s apart
+                    start, n_out, step_out, n_in, step_in = ch * blk, blk // (2 * s), 2 * s, 1, 0
+                    off, width = s, s
                 m00, m01, m10, m11 = invs[r, bm, 0, 0], invs[r, bm, 0, 1], invs[r, bm, 1, 0], invs[r, bm, 1, 1]
                 g00, g01, g10, g11 = gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1]
                 for mm in range(M):
-                    br = bras[mm, b]
-                    acc = part[bi, mm, r]
                     # run helpers' mode: 0 undo the bra, 1 the bra and the ket, 2 nothing;
                     # the ket is undone with the last bra, after all reads
                     upd = (1 if mm == M - 1 else 0) if undo else 2
-                    _adjoint_runs(kind, br, kr, bi * blk, blk // (2 * s), 2 * s, 1, 0, s, s,
-                                  m00, m01, m10, m11, g00, g01, g10, g11, upd, acc)
-        for bi in range(nblk):
-            out[:, b] += part[bi]
-    return out
-
-
-def adjoint_1q_high(bras, ket, invs, gens, fused, hstrides, lowbits, W, undo):
-    """:func:`adjoint_1q_block` for gates on high wires (see :func:`apply_1q_high`)."""
-    M = bras.shape[0]
-    B, N = ket.shape
-    R = hstrides.shape[0]
-    Lo = 1 << lowbits
-    Hh = (N >> lowbits) // 2
-    nblk = Lo // W
-    out = np.zeros((M, B, R, 4), dtype=np.complex128)
-    for b in range(B):
-        kr = ket[b]
-        bm = b if invs.shape[1] > 1 else 0
-        kinds = _gate_kinds(invs, gens, bm, fused)
-        part = np.zeros((nblk, M, R, 4), dtype=np.complex128)
-        for cb in prange(nblk):
-            col0 = cb * W
-            for r in range(R - 1, -1, -1):
-                hs = hstrides[r]
-                kind = kinds[r]
-                m00, m01, m10, m11 = invs[r, bm, 0, 0], invs[r, bm, 0, 1], invs[r, bm, 1, 0], invs[r, bm, 1, 1]
-                g00, g01, g10, g11 = gens[r, 0, 0], gens[r, 0, 1], gens[r, 1, 0], gens[r, 1, 1]
-                for mm in range(M):
-                    br = bras[mm, b]
-                    acc = part[cb, mm, r]
-                    upd = (1 if mm == M - 1 else 0) if undo else 2
-                    # high pair rows h0 = o 2 hs + q (q < hs), each a run of W columns
-                    _adjoint_runs(kind, br, kr, col0, Hh // hs, (2 * hs) << lowbits, hs, 1 << lowbits,
-                                  hs << lowbits, W, m00, m01, m10, m11, g00, g01, g10, g11, upd, acc)
-        for cb in range(nblk):
-            out[:, b] += part[cb]
+                    _adjoint_runs(kinds[r], bras[mm, b], kr, start, n_out, step_out, n_in, step_in, off, width,
+                                  m00, m01, m10, m11, g00, g01, g10, g11, upd, part[ch, mm, r])
+        for ch in range(nchunk):
+            out[:, b] += part[ch]
     return out

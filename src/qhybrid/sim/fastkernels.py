@@ -253,7 +253,7 @@ def _renamed(f, suffix):
 
 
 #: Names of the kernels, each compiled serial and threaded on first use.
-KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'adjoint_1q_block', 'pauli_sum_accumulate', 'apply_1q_high', 'adjoint_1q_high', 'permute_gather']
+KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'pauli_sum_accumulate', 'apply_1q_high', 'adjoint_1q_layer', 'permute_gather']
 _PAR: dict = {}
 _SER: dict = {}
 
