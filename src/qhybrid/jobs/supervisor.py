@@ -71,10 +71,13 @@ def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None) -> dict[st
     return env
 
 
+_TRACEBACK = "Traceback (most recent call last)"
+
+
 def traceback_tail(text: str, limit: int = TB_LINES) -> str:
     """Return the last traceback in ``text`` (at most ``limit`` lines), else its last lines."""
     lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
     tail = lines[starts[-1]:] if starts else lines[-10:]
     return "\n".join(tail[-limit:])
 
@@ -168,10 +171,10 @@ class Supervisor:
             failed = sorted(r for r, c in codes.items() if c not in (None, 0))
             elapsed = time.time() - started
             if failed:
-                rank, code = failed[0], codes[failed[0]]
                 self.backend.kill()
                 self.backend.drain()
-                return self._failure(rank, code)
+                rank = self._cause(failed)
+                return self._failure(rank, codes[rank])
             if codes and all(c == 0 for c in codes.values()):
                 self.backend.drain()
                 return "COMPLETED", None, None
@@ -191,9 +194,17 @@ class Supervisor:
                     return "FAILED", f"max_cost of ${spec.max_cost:g} reached (estimated ${spent:.6f})", None
             time.sleep(POLL_S)
 
+    def _rank_log(self, rank) -> str:
+        return (self.folder / "logs" / f"rank-{rank}.log").read_text(encoding="utf-8", errors="replace")
+
+    def _cause(self, failed: list) -> int:
+        """The rank to blame among ranks found failed in one poll: the first that raised (its log
+        ends in a Python traceback), else the lowest. When one rank raises, its peers can die
+        within the same poll of the lost connection (gloo aborts them: signal 6, no traceback)."""
+        return next((r for r in failed if _TRACEBACK in self._rank_log(r)), failed[0])
+
     def _failure(self, rank, code):
-        text = (self.folder / "logs" / f"rank-{rank}.log").read_text(encoding="utf-8", errors="replace")
-        tb = traceback_tail(text)
+        tb = traceback_tail(self._rank_log(rank))
         last = next((line for line in reversed(tb.splitlines()) if line.strip()), "")
         who = f"rank {rank}" if self.spec.distribution else "the job script"
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
