@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import COLUMNS, apply_kop, block_size, generator_overlap, use_fast
+from .apply import apply_kop, block_size, chunk_geometry, generator_overlap, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrix
 from .memory import check_memory
@@ -115,30 +115,21 @@ def _generator_2x2(op) -> np.ndarray:
 
 
 def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True):
-    """Backward step over ops[j..i] (1-qubit gates): one blocked pass for the low wires, one
-    column-blocked pass for the high wires (the two groups commute).
+    """Backward step over ops[j..i] (1-qubit gates): one chunked pass for the low wires, one
+    for the high wires (the two groups commute), on planes (:mod:`.fastplanar`).
 
-    The gates on one wire form a run ``U = g_m ... g_1``, undone as one 2x2. A run of several
-    gates is differentiated from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``
-    (accumulated in the same pass): for gate k with generator G,
-    ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. A lone gate keeps its
-    generator overlap (cheaper kernels for RX-type and diagonal gates). With ``undo`` false (no
-    trainable gate before the layer) only the derivatives are read, nothing is undone."""
+    The gates on one wire form a run ``U = g_m ... g_1`` (often one gate), undone as one 2x2;
+    every derivative of it comes from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``,
+    accumulated in the same pass: for gate k with generator G,
+    ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. With ``undo`` false (no
+    trainable gate before the layer) only the cross terms are read, nothing is undone."""
     N = ket.shape[1]
     runs: dict = {}
     for k in range(j, i + 1):
         runs.setdefault(ops[k].wires[0], []).append(k)
-    invs, gens, fused, derivs = [], [], [], []
+    invs, derivs = [], []
     eye = np.eye(2, dtype=np.complex128)[None]
     for r, idx in enumerate(runs.values()):
-        if len(idx) == 1:
-            op = ops[idx[0]]
-            invs.append(_matrix_np(op, dtype=dtype, device=device).conj().transpose(0, 2, 1))
-            gens.append(_generator_2x2(op) if op.trainable else np.zeros((2, 2), dtype=np.complex128))
-            fused.append(0)
-            if op.trainable:
-                derivs.append((r, cols[idx[0]], None))
-            continue
         S = eye
         for k in reversed(idx):
             op = ops[k]
@@ -146,28 +137,18 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
                 derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
             S = S @ _matrix_np(op, dtype=dtype, device=device)
         invs.append(S.conj().transpose(0, 2, 1))
-        gens.append(np.zeros((2, 2), dtype=np.complex128))
-        fused.append(1)
     P = max(m.shape[0] for m in invs)
-    ndt = ket.numpy().dtype
-    invs = np.ascontiguousarray(np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ndt))
-    gens = np.ascontiguousarray(np.array(gens, dtype=np.complex128))
-    fused = np.array(fused, dtype=np.int64)
+    invs = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ket.numpy().dtype)
     strides = np.array([1 << (n - 1 - w) for w in runs], dtype=np.int64)
     blk = block_size(N)
     bras_np, ket_np = bra_all.numpy(), ket.numpy()
     ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
-    lowbits = blk.bit_length() - 1
     for sel, high in ((np.nonzero(strides >= blk)[0], True), (np.nonzero(strides < blk)[0], False)):
         if len(sel):
-            ov[:, :, sel] = _fk.kernel("adjoint_1q_layer", N)(
-                bras_np, ket_np, np.ascontiguousarray(invs[sel]), np.ascontiguousarray(gens[sel]), fused[sel],
-                strides[sel] >> lowbits if high else strides[sel], lowbits, COLUMNS, high, undo)
-    for r, col, mk in derivs:
-        if mk is None:
-            val = ov[:, :, r, 0]
-        else:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
-            val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
+            ov[:, :, sel] = _fk.kernel("adjoint_layer_planar", N)(
+                bras_np, ket_np, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high), undo)
+    for r, col, mk in derivs:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
+        val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
         jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)
 
 

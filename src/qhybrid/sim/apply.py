@@ -129,6 +129,18 @@ def block_size(N: int) -> int:
     return min(N, BLOCK)
 
 
+def chunk_geometry(N: int, strides: np.ndarray, high: bool) -> tuple:
+    """(local strides, nchunk, cstep, nrows, rowstep, W) of the planar layer kernels (see
+    :mod:`qhybrid.sim.fastplanar`) for 1-qubit gates at ``strides``: low wires (strides below
+    the block) in contiguous blocks; high wires in blocks of ``COLUMNS`` columns of every
+    block-row, where a high stride ``s`` is ``(s / block) * COLUMNS`` apart."""
+    blk = block_size(N)
+    if not high:
+        return strides, N // blk, blk, 1, blk, blk
+    W = min(COLUMNS, blk)
+    return (strides // blk) * W, blk // W, W, N // blk, blk, W
+
+
 def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> None:
     """A run of 1-qubit gates in two passes: low wires in contiguous cache blocks, high wires
     in column blocks (the two groups act on different wires, so they commute)."""
@@ -137,14 +149,10 @@ def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> 
     if use_fast(state, fast):
         blk = block_size(N)
         mats = _np(kop.data)
-        small = np.nonzero(strides < blk)[0]
-        if len(small):
-            _fk.kernel("apply_1q_block", N)(state.numpy(), np.ascontiguousarray(mats[small]), strides[small], blk)
-        big = np.nonzero(strides >= blk)[0]
-        if len(big):
-            lowbits = blk.bit_length() - 1
-            _fk.kernel("apply_1q_high", N)(state.numpy(), np.ascontiguousarray(mats[big]),
-                                           strides[big] >> lowbits, lowbits, COLUMNS)
+        for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
+            if len(sel):
+                _fk.kernel("apply_layer_planar", N)(state.numpy(), np.ascontiguousarray(mats[sel]),
+                                                    *chunk_geometry(N, strides[sel], high))
         return
     for r, w in enumerate(kop.wires):
         m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]

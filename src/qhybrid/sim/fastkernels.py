@@ -1,5 +1,5 @@
 """numba kernels for CPU states (gate application), and ``kernel(name, size)``, the one
-entry point to every numba kernel (these, :mod:`.fastgrad` and :mod:`.fastobs`).
+entry point to every numba kernel (these, :mod:`.fastgrad`, :mod:`.fastobs` and :mod:`.fastplanar`).
 
 They trust their inputs: ``state`` is a C-contiguous ``(B, 2**n)`` complex
 numpy view of the torch state (shared memory), matrices have a leading batch
@@ -158,84 +158,10 @@ def permute_gather(state, scratch, tables):
             row[j] = scratch[j]
 
 
-@njit(fastmath=True, cache=True)
-def _pairs_apply(row, base, s, half, m00, m01, m10, m11):
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
-        a = row[i0]
-        c = row[i1]
-        row[i0] = m00 * a + m01 * c
-        row[i1] = m10 * a + m11 * c
-
-
-@njit(fastmath=True, cache=True)
-def _pairs_apply_rx(row, base, s, half, c, sn):
-    """:func:`_pairs_apply` for ``[[c, -i sn], [-i sn, c]]`` (RX), in real arithmetic."""
-    for i in range(half):
-        i0 = base + (((i & ~(s - 1)) << 1) | (i & (s - 1)))
-        i1 = i0 | s
-        a = row[i0]
-        d = row[i1]
-        row[i0] = complex(c * a.real + sn * d.imag, c * a.imag - sn * d.real)
-        row[i1] = complex(c * d.real + sn * a.imag, c * d.imag - sn * a.real)
-
-
-def apply_1q_block(state, mats, strides, blk):
-    """Several 2x2 gates (``mats[r]`` (Bm, 2, 2), distinct wires, strides < ``blk``) applied
-    block by block: each ``blk``-amplitude block stays in cache for all of them."""
-    B, N = state.shape
-    R = strides.shape[0]
-    nblk = N // blk
-    for b in range(B):
-        row = state[b]
-        bm = b if mats.shape[1] > 1 else 0
-        for bi in prange(nblk):
-            for r in range(R):
-                m00 = mats[r, bm, 0, 0]
-                m01 = mats[r, bm, 0, 1]
-                if (m00 == mats[r, bm, 1, 1] and m01 == mats[r, bm, 1, 0] and m00.imag == 0
-                        and m01.real == 0):
-                    _pairs_apply_rx(row, bi * blk, strides[r], blk // 2, m00.real, -m01.imag)
-                else:
-                    _pairs_apply(row, bi * blk, strides[r], blk // 2, m00, m01, mats[r, bm, 1, 0],
-                                 mats[r, bm, 1, 1])
-
-
-def apply_1q_high(state, mats, hstrides, lowbits, W):
-    """1-qubit gates on high wires (stride ``hstrides[r] << lowbits``), in order, one pass:
-    a block is ``W`` consecutive columns of every ``2**lowbits``-row, so all high-wire
-    pairs of the block are inside it."""
-    B, N = state.shape
-    R = hstrides.shape[0]
-    Lo = 1 << lowbits
-    Hh = (N >> lowbits) // 2
-    for b in range(B):
-        row = state[b]
-        bm = b if mats.shape[1] > 1 else 0
-        for cb in prange(Lo // W):
-            col0 = cb * W
-            for r in range(R):
-                hs = hstrides[r]
-                m00 = mats[r, bm, 0, 0]
-                m01 = mats[r, bm, 0, 1]
-                m10 = mats[r, bm, 1, 0]
-                m11 = mats[r, bm, 1, 1]
-                for hp in range(Hh):
-                    h0 = ((hp & ~(hs - 1)) << 1) | (hp & (hs - 1))
-                    p0 = (h0 << lowbits) + col0
-                    p1 = ((h0 | hs) << lowbits) + col0
-                    for j in range(W):
-                        a = row[p0 + j]
-                        c = row[p1 + j]
-                        row[p0 + j] = m00 * a + m01 * c
-                        row[p1 + j] = m10 * a + m11 * c
-
-
 def _compile():
-    from . import fastgrad, fastobs
+    from . import fastgrad, fastobs, fastplanar
 
-    mods = (globals(), vars(fastgrad), vars(fastobs))
+    mods = (globals(), vars(fastgrad), vars(fastobs), vars(fastplanar))
     for name in KERNELS:
         f = next(m[name] for m in mods if name in m)
         _PAR[name] = njit(**_OPTS)(_renamed(f, "_threaded"))
@@ -253,7 +179,7 @@ def _renamed(f, suffix):
 
 
 #: Names of the kernels, each compiled serial and threaded on first use.
-KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'apply_1q_block', 'pauli_sum_accumulate', 'apply_1q_high', 'adjoint_1q_layer', 'permute_gather']
+KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'pauli_sum_accumulate', 'permute_gather', 'apply_layer_planar', 'adjoint_layer_planar']
 _PAR: dict = {}
 _SER: dict = {}
 
