@@ -146,7 +146,8 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     for sel, high in ((np.nonzero(strides >= blk)[0], True), (np.nonzero(strides < blk)[0], False)):
         if len(sel):
             ov[:, :, sel] = _fk.kernel("adjoint_layer_planar", N)(
-                bras_np, ket_np, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high), undo)
+                bras_np, ket_np, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high),
+                _fk.slots(N), undo)
     for r, col, mk in derivs:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
         val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
         jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)

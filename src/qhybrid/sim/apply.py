@@ -152,7 +152,7 @@ def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> 
         for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
             if len(sel):
                 _fk.kernel("apply_layer_planar", N)(state.numpy(), np.ascontiguousarray(mats[sel]),
-                                                    *chunk_geometry(N, strides[sel], high))
+                                                    *chunk_geometry(N, strides[sel], high), _fk.slots(N))
         return
     for r, w in enumerate(kop.wires):
         m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]

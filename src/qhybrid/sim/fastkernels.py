@@ -184,6 +184,16 @@ _PAR: dict = {}
 _SER: dict = {}
 
 
+def slots(size: int) -> int:
+    """How many slots to deal a planar kernel's chunks to (:mod:`.fastplanar`): a few per
+    thread, so one slow thread does not hold up the pass; one for the serial kernels."""
+    if size < PARALLEL_MIN:
+        return 1
+    import numba
+
+    return 4 * numba.get_num_threads()
+
+
 def kernel(name: str, size: int):
     """The compiled kernel ``name``: threaded for states of ``size`` >= PARALLEL_MIN, else serial."""
     if not _PAR:

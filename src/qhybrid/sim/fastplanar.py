@@ -16,12 +16,14 @@ low wires, or ``W`` columns of every ``2**lowbits``-row for the high wires (see
 
 The kernels trust their inputs; they are compiled serial and threaded through
 :func:`qhybrid.sim.fastkernels.kernel`. Chunks are dealt to a few slots, each
-with its own planes, so the planes are allocated once per slot, not per chunk.
+with its own planes, so the planes are allocated once per slot, not per chunk (the
+caller passes the number of slots: reading numba's thread count inside a kernel
+would stop numba from caching it).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, njit, prange  # noqa: F401  (prange: threaded loops)
+from numba import njit, prange  # noqa: F401  (prange: threaded loops)
 
 #: Strides (inside a chunk) from which a gate's runs are long enough to vectorize.
 VECTOR_MIN = 8
@@ -125,19 +127,20 @@ def _cross(kre, kim, bre, bim, L, s, d, undo):
 
 
 @njit(inline="always")
-def _slots(nchunk):
-    """(slots, chunks per slot): a few slots per thread, so a slow thread does not hold up the pass."""
-    nslot = min(nchunk, 4 * get_num_threads())
+def _slots(nchunk, slots):
+    """(slots, chunks per slot) for at most ``slots`` slots."""
+    nslot = max(1, min(nchunk, slots))
     return nslot, (nchunk + nslot - 1) // nslot
 
 
-def apply_layer_planar(state, mats, local, nchunk, cstep, nrows, rowstep, W):
+def apply_layer_planar(state, mats, local, nchunk, cstep, nrows, rowstep, W, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
-    ``state``; gate r's pairs are ``local[r]`` apart inside a chunk."""
+    ``state``; gate r's pairs are ``local[r]`` apart inside a chunk. The chunks are dealt to at
+    most ``slots`` slots (see :func:`qhybrid.sim.fastkernels.slots`)."""
     B, N = state.shape
     R = local.shape[0]
     L = nrows * W
-    nslot, per = _slots(nchunk)
+    nslot, per = _slots(nchunk, slots)
     for b in range(B):
         row = state[b]
         bm = b if mats.shape[1] > 1 else 0
@@ -151,17 +154,17 @@ def apply_layer_planar(state, mats, local, nchunk, cstep, nrows, rowstep, W):
                 _store(row, c * cstep, nrows, rowstep, W, re, im)
 
 
-def adjoint_layer_planar(bras, ket, invs, local, nchunk, cstep, nrows, rowstep, W, undo):
+def adjoint_layer_planar(bras, ket, invs, local, nchunk, cstep, nrows, rowstep, W, slots, undo):
     """The backward step over 1-qubit gates on distinct wires (``invs[r]`` (Bm, 2, 2): the
     inverse of wire r's run of gates), from the last to the first: accumulate the wire's cross
     term ``R[a, b] = sum ket_a conj(bra_m_b)`` over its pairs, then (when ``undo``) apply
     ``invs[r]`` to every bra and to the ket. Returns (M, B, R, 4) complex: R00, R01, R10, R11.
-    Chunks as in :func:`apply_layer_planar`; nothing is written back without ``undo``."""
+    Chunks and slots as in :func:`apply_layer_planar`; nothing is written back without ``undo``."""
     M = bras.shape[0]
     B, N = ket.shape
     R = local.shape[0]
     L = nrows * W
-    nslot, per = _slots(nchunk)
+    nslot, per = _slots(nchunk, slots)
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
