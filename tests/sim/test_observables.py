@@ -77,7 +77,7 @@ def test_complex64_tolerance(rng):
 
 @pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
 def test_many_words_grouped_by_low_x_bits(rng, dtype):
-    """Hundreds of low-weight words on 11 wires (several 256-amplitude chunks): groups of terms
+    """Hundreds of low-weight words on 11 wires (several 128-amplitude chunks): groups of terms
     sharing the low X bits, the xl = 0 group, lone terms, repeated words, Y phases, a batch."""
     n = 11
     paulis = []

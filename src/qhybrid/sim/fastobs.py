@@ -6,7 +6,7 @@ threaded through :func:`qhybrid.sim.fastkernels.kernel`.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange  # (threaded loops; these functions are compiled where they are registered)
+from numba import njit, prange  # noqa: F401  (prange: threaded loops; kernels are compiled where they are registered)
 
 from .fastkernels import _parity, _sign_table  # noqa: F401
 
@@ -42,15 +42,23 @@ def pauli_expval(state, xmask, zmask):
     return out
 
 
+@njit(inline="always")
+def _term_at(dh, t, coeffs, xmasks, zmasks, L):
+    """(source chunk start, signed coefficient) of term t for the output chunk at ``dh``."""
+    sh = (dh ^ xmasks[t]) & ~(L - 1)
+    return sh, (-coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t])
+
+
 def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
     """``out[b] += sum_t coeffs[t] P_t state[b]`` for many Pauli words in one pass over ``out``.
 
     Per ``L``-amplitude output chunk (in cache), every term reads its source chunk
     ``(chunk ^ x) & ~(L-1)`` at ``lo ^ xl`` (``xl`` the low bits of its X mask). Terms come
     grouped by ``xl`` (``gstart``: group bounds, see :func:`sort_pauli_terms`); a group of
-    several terms sums its sources in the source frame with contiguous (vectorized) loops
-    into a buffer ``A[j]`` and adds it permuted, ``acc[lo] += A[lo ^ xl]``, once; the
-    ``xl = 0`` group adds straight into the chunk; a lone term gathers directly."""
+    several terms sums its sources in the source frame with contiguous (vectorized) loops,
+    four terms per loop (one load and store of the sum per four terms), into a buffer
+    ``A[j]`` and adds it permuted, ``acc[lo] += A[lo ^ xl]``, once; the ``xl = 0`` group
+    adds straight into the chunk; a lone term gathers directly."""
     B, N = state.shape
     T = coeffs.shape[0]
     G = gstart.shape[0] - 1
@@ -70,8 +78,7 @@ def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
                 t1 = gstart[g + 1]
                 xl = xmasks[t0] & (L - 1)
                 if xl != 0 and t1 - t0 == 1:
-                    sh = (dh ^ xmasks[t0]) & ~(L - 1)
-                    c = -coeffs[t0] if _parity(sh & zmasks[t0]) else coeffs[t0]
+                    sh, c = _term_at(dh, t0, coeffs, xmasks, zmasks, L)
                     st = signs[t0]
                     for lo in range(L):
                         s = lo ^ xl
@@ -81,13 +88,25 @@ def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
                 if xl != 0:
                     A[:] = 0
                     tgt = A
-                for t in range(t0, t1):
-                    sh = (dh ^ xmasks[t]) & ~(L - 1)
-                    c = -coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t]
-                    st = signs[t]
-                    src = row[sh:sh + L]
+                t = t0
+                while t + 4 <= t1:
+                    sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
+                    sb, cb = _term_at(dh, t + 1, coeffs, xmasks, zmasks, L)
+                    sc, cc = _term_at(dh, t + 2, coeffs, xmasks, zmasks, L)
+                    sd, cd = _term_at(dh, t + 3, coeffs, xmasks, zmasks, L)
+                    qa, qb, qc, qd = signs[t], signs[t + 1], signs[t + 2], signs[t + 3]
+                    ra, rb, rc, rd = row[sa:sa + L], row[sb:sb + L], row[sc:sc + L], row[sd:sd + L]
                     for j in range(L):
-                        tgt[j] += (c * st[j]) * src[j]
+                        tgt[j] += ((ca * qa[j]) * ra[j] + (cb * qb[j]) * rb[j]) \
+                            + ((cc * qc[j]) * rc[j] + (cd * qd[j]) * rd[j])
+                    t += 4
+                while t < t1:
+                    sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
+                    qa = signs[t]
+                    ra = row[sa:sa + L]
+                    for j in range(L):
+                        tgt[j] += (ca * qa[j]) * ra[j]
+                    t += 1
                 if xl != 0:
                     for lo in range(L):
                         acc[lo] += A[lo ^ xl]

@@ -26,7 +26,7 @@ except Exception:  # pragma: no cover
     _fk = None
 
 #: Output chunk (amplitudes) of the many-word kernel: it and its sources stay in L1/L2.
-PAULI_CHUNK = 256
+PAULI_CHUNK = 128
 
 
 def _masks(word, n):
