@@ -110,6 +110,41 @@ def test_runs_of_one_qubit_gates_on_one_wire(rng, batch):
     np.testing.assert_allclose(c64.numpy(), ref.numpy(), atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_ladders_read_through_by_the_next_layer(rng, dtype):
+    """With a cache, an undone CNOT ladder is read through by the layer step before it (spare
+    buffers): a layer of low and high wires, one of high wires only, the last layer (nothing
+    undone), and a ladder followed by a two-qubit gate (the ladder is applied first)."""
+    n = 15
+    ops = []
+
+    def layer(wires):
+        for w in wires:
+            ops.append(Operation("RY", (w,), (float(rng.uniform(-3, 3)),), (0,)))
+            ops.append(Operation("RZ", (w,), (float(rng.uniform(-3, 3)),), (0,)))
+
+    def ladder(shift):
+        ops.extend(Operation("CNOT", (w, (w + shift) % n)) for w in range(n))
+
+    layer(range(n))
+    ladder(1)
+    layer(range(n))
+    ops.append(Operation("IsingXX", (2, 9), (0.4,), (0,)))
+    ladder(2)
+    layer([0, 1])  # high wires only (strides >= the block)
+    ladder(3)
+    layer(range(n))
+    ladder(1)
+    c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=6)),
+                              Measurement("expval", Observable.pauli({"Y": 0.3}, wires=(4,)))])
+    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    cache = Cache()
+    for _ in range(2):  # the second call finds the spare buffers (and tables) in the cache
+        got = adjoint_jacobian(c, dtype=dtype, cache=cache)
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-10 if dtype == torch.complex128 else 1e-5)
+    assert any(k[0] == "adjoint_spare" for k in cache._items)
+
+
 def test_complex64_tolerance(rng):
     n = 4
     c = make_circuit(n, random_ops(n, 20, rng), [Measurement("expval", _obs(n, rng))])

@@ -19,10 +19,10 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import apply_kop, block_size, chunk_geometry, generator_overlap, use_fast
+from .apply import NO_TABLES, apply_kop, block_size, chunk_geometry, generator_overlap, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrix
-from .memory import check_memory
+from .memory import available_bytes, check_memory
 from .observables import apply_observable
 from .simulate import final_state
 
@@ -114,9 +114,14 @@ def _generator_2x2(op) -> np.ndarray:
     return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
 
 
-def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True):
+def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True, perm=None, spare=None):
     """Backward step over ops[j..i] (1-qubit gates): one chunked pass for the low wires, one
     for the high wires (the two groups commute), on planes (:mod:`.fastplanar`).
+
+    With ``perm`` (a ``perm`` KOp: the CNOT ladder after the layer, already inverted) the states
+    are first read through that permutation: the first pass writes into ``spare`` (the
+    ``(bra_all, ket)`` pair of spare buffers) and the second runs there, so the ladder costs no
+    pass of its own. Returns the ``(bra_all, ket)`` that now hold the states.
 
     The gates on one wire form a run ``U = g_m ... g_1`` (often one gate), undone as one 2x2;
     every derivative of it comes from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``,
@@ -141,16 +146,46 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     invs = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ket.numpy().dtype)
     strides = np.array([1 << (n - 1 - w) for w in runs], dtype=np.int64)
     blk = block_size(N)
-    bras_np, ket_np = bra_all.numpy(), ket.numpy()
+    src = (bra_all.numpy(), ket.numpy())
+    dst = src
+    tables = NO_TABLES
+    if perm is not None:
+        tables = perm.data[0]
+        if undo:
+            bra_all, ket = spare
+            dst = (bra_all.numpy(), ket.numpy())
     ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
-    for sel, high in ((np.nonzero(strides >= blk)[0], True), (np.nonzero(strides < blk)[0], False)):
+    for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
         if len(sel):
             ov[:, :, sel] = _fk.kernel("adjoint_layer_planar", N)(
-                bras_np, ket_np, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high),
+                *dst, *src, tables, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high),
                 _fk.slots(N), undo)
+            if undo:  # the first pass has written the permuted states: the second reads them in place
+                src = dst
+                tables = NO_TABLES
     for r, col, mk in derivs:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
         val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
         jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)
+    return bra_all, ket
+
+
+
+def _spare_states(bra_all, ket, cache):
+    """A spare ``(bra_all, ket)`` pair like the sweep's own, kept in ``cache`` (fresh buffers are
+    page-faulted in at every call: a pass each), or None when there is no cache or the pair
+    would take more than a quarter of it or of the free memory."""
+    if cache is None:
+        return None
+    nbytes = (bra_all.numel() + ket.numel()) * ket.element_size()
+    free = available_bytes(ket.device)
+    if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
+        return None
+    key = ("adjoint_spare", tuple(bra_all.shape), ket.dtype)
+    pair = cache.get(key)
+    if pair is None:
+        pair = (torch.empty_like(bra_all), torch.empty_like(ket))
+    cache.put(key, pair, nbytes)
+    return pair
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
@@ -192,13 +227,21 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             if bras else torch.zeros(0, B, dtype=torch.float64)
     jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
     first = next((k for k, op in enumerate(ops) if op.trainable), len(ops))
+    pending = None  # an inverted CNOT ladder not yet applied: the next layer step reads through it
+    spare = _spare_states(bra_all, ket, cache) if fastz else None
     i = len(ops) - 1
     while i >= first and bras:
         op = ops[i]
         j = i
         while fastz and j > first and _is_zrot(ops[j - 1]):
             j -= 1
-        if fastz and _is_zrot(op) and i - j >= 2:
+        zrun = fastz and _is_zrot(op) and i - j >= 2
+        lj = _layer_start(ops, i, first) if fastz and not zrun else i
+        if pending is not None and lj >= i:  # the next step is no layer step: undo the ladder now
+            for state in [ket] + bras:
+                apply_kop(state, pending, n, fast=fast, cache=cache)
+            pending = None
+        if zrun:
             _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast,
                       undo=j > first)
             i = j - 1
@@ -208,13 +251,23 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             j -= 1
         if i - j + 1 >= PERM_MIN and n <= 40:  # a CNOT / SWAP ladder: one gather pass per state
             inv = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n, cache).inverse()
-            for state in [ket] + bras:
-                apply_kop(state, inv, n, fast=fast, cache=cache)
+            if spare is not None and j - 1 >= first:
+                pending = inv  # read through by the next layer step (or applied before any other step)
+            else:
+                for state in [ket] + bras:
+                    apply_kop(state, inv, n, fast=fast, cache=cache)
             i = j - 1
             continue
-        j = _layer_start(ops, i, first) if fastz else i
+        j = lj
         if j < i:
-            _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device, undo=j > first)
+            undo = j > first
+            new_bra_all, new_ket = _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device,
+                                               undo=undo, perm=pending, spare=spare)
+            if new_ket is not ket:  # the states moved to the spare buffers, which take the old ones
+                spare = (bra_all, ket)
+                bra_all, ket = new_bra_all, new_ket
+                bras = list(bra_all)
+            pending = None
             i = j - 1
             continue
         kop = kop_for(op, n, dtype=dtype, device=device)

@@ -141,19 +141,33 @@ def chunk_geometry(N: int, strides: np.ndarray, high: bool) -> tuple:
     return (strides // blk) * W, blk // W, W, N // blk, blk, W
 
 
-def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True) -> None:
+#: "No permutation" for the planar kernels' ``tables`` argument.
+NO_TABLES = np.zeros((0, 1024), dtype=np.int64)
+
+
+def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, perm: KOp | None = None,
+                src: torch.Tensor | None = None) -> None:
     """A run of 1-qubit gates in two passes: low wires in contiguous cache blocks, high wires
-    in column blocks (the two groups act on different wires, so they commute)."""
+    in column blocks (the two groups act on different wires, so they commute). With ``perm``
+    (fast path only) the layer runs on ``perm`` applied to ``src`` (another buffer), read
+    through on the way in, and the result lands in ``state``: a CNOT ladder and the layer
+    after it in the passes of the layer alone."""
     N = state.shape[1]
     strides = np.array([1 << (n - 1 - w) for w in kop.wires], dtype=np.int64)
     if use_fast(state, fast):
         blk = block_size(N)
         mats = _np(kop.data)
+        source, tables = (state, NO_TABLES) if perm is None else (src, perm.data[0])
         for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
             if len(sel):
-                _fk.kernel("apply_layer_planar", N)(state.numpy(), np.ascontiguousarray(mats[sel]),
+                _fk.kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
+                                                    np.ascontiguousarray(mats[sel]),
                                                     *chunk_geometry(N, strides[sel], high), _fk.slots(N))
+                source, tables = state, NO_TABLES  # the second pass runs on what the first wrote
         return
+    if perm is not None:
+        state.copy_(src)
+        apply_kop(state, perm, n, fast=fast)
     for r, w in enumerate(kop.wires):
         m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]
         state.copy_(kernels.apply_matrix(state, m, [w], n))

@@ -41,6 +41,35 @@ def _load(row, start, nrows, rowstep, W, re, im):
 
 
 @njit(inline="always")
+def _load_gather(row, start, nrows, rowstep, W, re, im, tables):
+    """:func:`_load` of the permuted state ``row[h(j)]``, ``h`` a GF(2)-linear index map given by
+    its four ten-bit digit tables (see :func:`qhybrid.sim.fastkernels.permute_gather`)."""
+    for h in range(nrows):
+        p = start + h * rowstep
+        q = h * W
+        j = 0
+        while j < W:
+            pos = p + j
+            lo0 = pos & 1023
+            run = min(W - j, 1024 - lo0)
+            base = tables[1, (pos >> 10) & 1023] ^ tables[2, (pos >> 20) & 1023] ^ tables[3, (pos >> 30) & 1023]
+            t0 = tables[0]
+            for k in range(run):
+                v = row[base ^ t0[lo0 + k]]
+                re[q + j + k] = v.real
+                im[q + j + k] = v.imag
+            j += run
+
+
+@njit(inline="always")
+def _load_from(row, start, nrows, rowstep, W, re, im, tables):
+    if tables.shape[0]:
+        _load_gather(row, start, nrows, rowstep, W, re, im, tables)
+    else:
+        _load(row, start, nrows, rowstep, W, re, im)
+
+
+@njit(inline="always")
 def _store(row, start, nrows, rowstep, W, re, im):
     for h in range(nrows):
         p = start + h * rowstep
@@ -133,33 +162,41 @@ def _slots(nchunk, slots):
     return nslot, (nchunk + nslot - 1) // nslot
 
 
-def apply_layer_planar(state, mats, local, nchunk, cstep, nrows, rowstep, W, slots):
+def apply_layer_planar(state, src, tables, mats, local, nchunk, cstep, nrows, rowstep, W, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
-    ``state``; gate r's pairs are ``local[r]`` apart inside a chunk. The chunks are dealt to at
-    most ``slots`` slots (see :func:`qhybrid.sim.fastkernels.slots`)."""
+    ``src`` (the same array as ``state``, or another one; read through the index permutation
+    ``tables`` when that is (4, 1024), as in :func:`adjoint_layer_planar`), written to ``state``;
+    gate r's pairs are ``local[r]`` apart inside a chunk. The chunks are dealt to at most
+    ``slots`` slots (see :func:`qhybrid.sim.fastkernels.slots`)."""
     B, N = state.shape
     R = local.shape[0]
     L = nrows * W
     nslot, per = _slots(nchunk, slots)
     for b in range(B):
         row = state[b]
+        srow = src[b]
         bm = b if mats.shape[1] > 1 else 0
         for sl in prange(nslot):
             re = np.empty(L)
             im = np.empty(L)
             for c in range(sl * per, min(nchunk, (sl + 1) * per)):
-                _load(row, c * cstep, nrows, rowstep, W, re, im)
+                _load_from(srow, c * cstep, nrows, rowstep, W, re, im, tables)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
                 _store(row, c * cstep, nrows, rowstep, W, re, im)
 
 
-def adjoint_layer_planar(bras, ket, invs, local, nchunk, cstep, nrows, rowstep, W, slots, undo):
+def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, nchunk, cstep, nrows, rowstep, W,
+                         slots, undo):
     """The backward step over 1-qubit gates on distinct wires (``invs[r]`` (Bm, 2, 2): the
     inverse of wire r's run of gates), from the last to the first: accumulate the wire's cross
     term ``R[a, b] = sum ket_a conj(bra_m_b)`` over its pairs, then (when ``undo``) apply
     ``invs[r]`` to every bra and to the ket. Returns (M, B, R, 4) complex: R00, R01, R10, R11.
-    Chunks and slots as in :func:`apply_layer_planar`; nothing is written back without ``undo``."""
+    Chunks and slots as in :func:`apply_layer_planar`; nothing is written back without ``undo``.
+
+    The states are read from ``bras_src`` / ``ket_src`` and written to ``bras`` / ``ket`` (the same
+    arrays, or spare ones). With ``tables`` ((4, 1024), else (0, 1024)) they are read through
+    that index permutation, ``src[h(j)]``: a CNOT ladder undone on the way in, at no pass of its own."""
     M = bras.shape[0]
     B, N = ket.shape
     R = local.shape[0]
@@ -168,6 +205,7 @@ def adjoint_layer_planar(bras, ket, invs, local, nchunk, cstep, nrows, rowstep, 
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
+        ks = ket_src[b]
         bm = b if invs.shape[1] > 1 else 0
         part = np.zeros((nslot, M, R, 8))
         for sl in prange(nslot):
@@ -176,9 +214,9 @@ def adjoint_layer_planar(bras, ket, invs, local, nchunk, cstep, nrows, rowstep, 
             acc = part[sl]
             for c in range(sl * per, min(nchunk, (sl + 1) * per)):
                 start = c * cstep
-                _load(kr, start, nrows, rowstep, W, kp[0], kp[1])
+                _load_from(ks, start, nrows, rowstep, W, kp[0], kp[1], tables)
                 for m in range(M):
-                    _load(bras[m, b], start, nrows, rowstep, W, bp[m, 0], bp[m, 1])
+                    _load_from(bras_src[m, b], start, nrows, rowstep, W, bp[m, 0], bp[m, 1], tables)
                 for r in range(R - 1, -1, -1):
                     d = _mat(invs[r, bm])
                     for m in range(M):

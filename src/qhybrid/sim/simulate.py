@@ -8,17 +8,19 @@ Example::
                 (Measurement("expval", Observable.pauli({"ZZ": 1})),))
     (zz,) = simulate(c)            # tensor([1.])  - one value per batch row
 
-Everything is in place on one preallocated state; the memory a run needs is
-checked before the state is allocated.
+Everything is in place on one preallocated state (a CNOT ladder followed by a
+layer of 1-qubit gates is read through by the layer into a spare buffer kept in
+the cache, then the two swap roles); the memory a run needs is checked before
+the state is allocated.
 """
 from __future__ import annotations
 
 import torch
 
 from .fuse import lower
-from .apply import apply_kop
+from .apply import apply_kop, apply_layer, use_fast
 from .measure import measure
-from .memory import check_memory
+from .memory import available_bytes, check_memory
 
 
 def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int | None = None) -> torch.Tensor:
@@ -46,9 +48,37 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
         kops = kops[1:]
     else:
         state = initial_state(circuit, dtype=dtype, device=device)
-    for kop in kops:
+    spare = _spare_state(state, cache) if use_fast(state, fast) else None
+    k = 0
+    while k < len(kops):
+        kop = kops[k]
+        if spare is not None and kop.kind == "perm" and k + 1 < len(kops) and kops[k + 1].kind == "layer":
+            # a CNOT ladder then a layer: the layer reads through the ladder into the spare buffer
+            apply_layer(spare, kops[k + 1], n, fast=fast, perm=kop, src=state)
+            state, spare = spare, state
+            k += 2
+            continue
         apply_kop(state, kop, n, fast=fast, cache=cache)
+        k += 1
+    if spare is not None:  # the cache keeps the buffer the caller does not get
+        cache.put(_SPARE_KEY + (tuple(spare.shape), spare.dtype), spare, spare.numel() * spare.element_size())
     return state
+
+
+_SPARE_KEY = ("forward_spare",)
+
+
+def _spare_state(state, cache):
+    """A buffer like ``state`` from ``cache`` (a fresh one is page-faulted in at every call), or
+    None without a cache or when it would take more than a quarter of it or of the free memory."""
+    if cache is None:
+        return None
+    nbytes = state.numel() * state.element_size()
+    free = available_bytes(state.device)
+    if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
+        return None
+    spare = cache.get(_SPARE_KEY + (tuple(state.shape), state.dtype))
+    return spare if spare is not None else torch.empty_like(state)
 
 
 def product_state(layer, n: int, *, batch: int, dtype, device) -> torch.Tensor:
