@@ -6,7 +6,7 @@ import pytest
 import torch
 from simhelpers import TOL, assert_close
 
-from qhybrid.sim.apply import KOp, apply_kop, generator_overlap
+from qhybrid.sim.apply import KOp, apply_kop, generator_overlap, layer_passes
 from qhybrid.sim.fuse import kop_for, merge_layers
 from qhybrid.sim.circuit import Operation
 from qhybrid.sim.gates import gate_generator
@@ -52,6 +52,57 @@ def test_layer_kernel_matches_one_by_one(n, rng):
         apply_kop(ref, k, n, fast=False)
     assert_close(apply_kop(psi.clone(), layer, n, fast=True), ref, 1e-10)
     assert_close(apply_kop(psi.clone(), layer, n, fast=False), ref, 1e-10)
+
+
+@pytest.mark.parametrize("n", [2, 5, 7, 9, 13, 16, 21, 26])
+def test_layer_passes_cover_each_amplitude_once_with_pairs_apart(n, rng):
+    """The planar passes' geometry: every gate in one pass, each pass's chunks cover every
+    amplitude once, a gate's plane distance is its wire's bit, and (above 6 wires) at least 8."""
+    wires = sorted(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).tolist())
+    wires += wires[:2]  # two wires with a second gate
+    strides = np.array([1 << (n - 1 - w) for w in wires], dtype=np.int64)
+    passes = layer_passes(n, strides)
+    assert sorted(i for p in passes for i in p[0]) == list(range(len(wires)))
+    for sel, local, starts, offs, W, colmajor in passes:
+        addr = (starts[:, None, None] + offs[None, :, None] + np.arange(W)[None, None, :])  # (c, h, j)
+        assert np.array_equal(np.sort(addr.ravel()), np.arange(2**n))
+        plane = addr.transpose(0, 2, 1).reshape(len(starts), -1) if colmajor else addr.reshape(len(starts), -1)
+        for i, d in zip(sel, local):
+            s = int(strides[i])
+            lo = (plane & s) == 0  # plane positions whose partner is d further
+            assert np.array_equal(plane[:, lo.all(0)] | s, plane[:, np.flatnonzero(lo.all(0)) + d])
+            if n > 6:
+                assert d >= 8
+
+
+def test_layer_passes_split_into_several_row_passes(rng, monkeypatch):
+    """With few row bits per chunk (as at 24+ wires) the high wires take several passes: layers
+    (repeated wires, broadcast) and the adjoint sweep through ladders still match the reference."""
+    import qhybrid.sim.apply as apply_mod
+    from qhybrid.sim import Measurement, Observable, adjoint_jacobian
+    from qhybrid.sim.cache import Cache
+    from simhelpers import make_circuit
+
+    monkeypatch.setattr(apply_mod, "ROW_BITS", 3)
+    apply_mod._passes.cache_clear()
+    try:
+        n = 12
+        assert len(layer_passes(n, [1 << b for b in range(n)])) == 4
+        ops = [Operation(g, (w,), (rng.uniform(-3, 3, size=2),), (0,)) for w in range(n) for g in ("RY", "RZ")]
+        ops += [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)]
+        ops += [Operation("RX", (w,), (float(rng.uniform(-3, 3)),), (0,)) for w in range(0, n, 2)]
+        ops += [Operation("CNOT", (w, (w + 5) % n)) for w in range(n)]
+        c = make_circuit(n, ops, [Measurement("expval", Observable.pauli({((0, "X"), (7, "Y"), (11, "Z")): 0.5,
+                                                                          ((4, "X"),): -0.3}))])
+        ref = adjoint_jacobian(c, fast=False, fuse=False)
+        got = adjoint_jacobian(c, cache=Cache())
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-10)
+        ry_rx = ops[0:2 * n:2] + [o for o in ops if o.name == "RX"]  # RY on every wire, then RX on every other one
+        (layer,) = merge_layers([kop_for(o, n, dtype=torch.complex128, device="cpu") for o in ry_rx])
+        psi = _state(n, 2, rng, torch.complex128)
+        assert_close(apply_kop(psi.clone(), layer, n, fast=True), apply_kop(psi.clone(), layer, n, fast=False), 1e-10)
+    finally:
+        apply_mod._passes.cache_clear()
 
 
 @pytest.mark.parametrize("name,wires", [("RX", (1,)), ("IsingZZ", (0, 2)), ("CRX", (2, 0)), ("MultiRZ", (0, 1, 2))])

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import NO_TABLES, apply_kop, block_size, chunk_geometry, generator_overlap, use_fast
+from .apply import NO_TABLES, apply_kop, generator_overlap, layer_passes, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrix
 from .memory import available_bytes, check_memory
@@ -145,7 +145,6 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     P = max(m.shape[0] for m in invs)
     invs = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ket.numpy().dtype)
     strides = np.array([1 << (n - 1 - w) for w in runs], dtype=np.int64)
-    blk = block_size(N)
     src = (bra_all.numpy(), ket.numpy())
     dst = src
     tables = NO_TABLES
@@ -155,14 +154,13 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
             bra_all, ket = spare
             dst = (bra_all.numpy(), ket.numpy())
     ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
-    for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
-        if len(sel):
-            ov[:, :, sel] = _fk.kernel("adjoint_layer_planar", N)(
-                *dst, *src, tables, np.ascontiguousarray(invs[sel]), *chunk_geometry(N, strides[sel], high),
-                _fk.slots(N), undo)
-            if undo:  # the first pass has written the permuted states: the second reads them in place
-                src = dst
-                tables = NO_TABLES
+    for sel, local, starts, offs, W, colmajor in layer_passes(n, strides):
+        ov[:, :, list(sel)] = _fk.kernel("adjoint_layer_planar", N)(
+            *dst, *src, tables, np.ascontiguousarray(invs[list(sel)]), local, starts, offs, W, colmajor,
+            _fk.slots(N), undo)
+        if undo:  # the first pass has written the (permuted) states: the next read them in place
+            src = dst
+            tables = NO_TABLES
     for r, col, mk in derivs:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
         val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
         jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)

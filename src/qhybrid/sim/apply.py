@@ -11,6 +11,7 @@ the same code on CUDA. Kernels trust their inputs.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -119,26 +120,58 @@ def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, cache
     return state
 
 
-#: Cache block (amplitudes) for the blocked 1-qubit layer kernels.
-BLOCK = 1 << 13
-#: Columns per block for the high-wire pass (rows of ``BLOCK`` amplitudes, ``COLUMNS`` wide).
-COLUMNS = 32
+#: Row bits per chunk of the planar layer kernels: chunks of ``8 * 2**ROW_BITS`` amplitudes
+#: (128 KiB of planes per state), which stay in L2 while every gate of the pass runs.
+ROW_BITS = 10
 
 
-def block_size(N: int) -> int:
-    return min(N, BLOCK)
+def _bit_combinations(bits) -> np.ndarray:
+    """Every index made of the given bits: ``sum_k ((i >> k) & 1) << bits[k]``, i < 2**len."""
+    idx = np.arange(1 << len(bits), dtype=np.int64)
+    out = np.zeros_like(idx)
+    for k, b in enumerate(bits):
+        out |= ((idx >> k) & 1) << b
+    return out
 
 
-def chunk_geometry(N: int, strides: np.ndarray, high: bool) -> tuple:
-    """(local strides, nchunk, cstep, nrows, rowstep, W) of the planar layer kernels (see
-    :mod:`qhybrid.sim.fastplanar`) for 1-qubit gates at ``strides``: low wires (strides below
-    the block) in contiguous blocks; high wires in blocks of ``COLUMNS`` columns of every
-    block-row, where a high stride ``s`` is ``(s / block) * COLUMNS`` apart."""
-    blk = block_size(N)
-    if not high:
-        return strides, N // blk, blk, 1, blk, blk
-    W = min(COLUMNS, blk)
-    return (strides // blk) * W, blk // W, W, N // blk, blk, W
+@functools.lru_cache(maxsize=256)
+def _passes(n: int, bits: tuple) -> tuple:
+    N = 1 << n
+    if n <= 6:
+        z = np.zeros(1, dtype=np.int64)
+        return ((tuple(range(len(bits))), np.array([1 << b for b in bits], dtype=np.int64), z, z, N, False),)
+    out = []
+    # pass A: columns bits 0-2, rows bits 3.., planes column-major: bits 0-2 and 6.. are >= 8 apart
+    rows = list(range(3, min(n, 3 + ROW_BITS)))
+    sel = tuple(i for i, b in enumerate(bits) if b < 3 or 6 <= b < 3 + len(rows))
+    if sel:
+        R = 1 << len(rows)
+        local = np.array([R << bits[i] if bits[i] < 3 else 1 << (bits[i] - 3) for i in sel], dtype=np.int64)
+        out.append((sel, local, _bit_combinations(list(range(3 + len(rows), n))), _bit_combinations(rows), 8, True))
+    # the rest (bits 3-5 and the high bits): row-major planes of 8 columns, the gated bits among the rows
+    # (a layer may hold several gates on one wire: they stay in one pass, in order)
+    rest = sorted({b for i, b in enumerate(bits) if i not in sel})
+    while rest:
+        gated, rest = rest[:ROW_BITS], rest[ROW_BITS:]
+        group = [i for i, b in enumerate(bits) if b in gated]
+        fill = [b for b in range(3, n) if b not in gated][:max(0, min(ROW_BITS, n - 3) - len(gated))]
+        rows = sorted(gated + fill)
+        local = np.array([8 << rows.index(bits[i]) for i in group], dtype=np.int64)
+        others = [b for b in range(3, n) if b not in rows]
+        out.append((tuple(group), local, _bit_combinations(others), _bit_combinations(rows), 8, False))
+    return tuple(out)
+
+
+def layer_passes(n: int, strides) -> tuple:
+    """How the planar kernels (:mod:`qhybrid.sim.fastplanar`) run 1-qubit gates on distinct
+    wires (``strides``): a tuple of passes ``(sel, local, starts, offs, W, colmajor)``, each over
+    every chunk ``starts[c] + offs[h] + j`` (``j < W``) for the gates ``sel``, ``local`` their
+    pairs' distance in the planes. A gate vectorizes when its pairs are at least 8 apart in
+    the planes, so no pass may act on the planes' three lowest bits: pass one takes bits 0-2
+    as columns but lays the planes out column-major (those bits then lie highest) and runs the
+    gates on bits 0-2 and 6-12; the gates on bits 3-5 and on the high bits run in row-major
+    passes of 8 columns whose rows are their bits (plus filler bits up to ``ROW_BITS`` rows)."""
+    return _passes(int(n), tuple(int(s).bit_length() - 1 for s in strides))
 
 
 #: "No permutation" for the planar kernels' ``tables`` argument.
@@ -155,15 +188,13 @@ def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, per
     N = state.shape[1]
     strides = np.array([1 << (n - 1 - w) for w in kop.wires], dtype=np.int64)
     if use_fast(state, fast):
-        blk = block_size(N)
         mats = _np(kop.data)
         source, tables = (state, NO_TABLES) if perm is None else (src, perm.data[0])
-        for sel, high in ((np.nonzero(strides < blk)[0], False), (np.nonzero(strides >= blk)[0], True)):
-            if len(sel):
-                _fk.kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
-                                                    np.ascontiguousarray(mats[sel]),
-                                                    *chunk_geometry(N, strides[sel], high), _fk.slots(N))
-                source, tables = state, NO_TABLES  # the second pass runs on what the first wrote
+        for sel, local, starts, offs, W, colmajor in layer_passes(n, strides):
+            _fk.kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
+                                                np.ascontiguousarray(mats[list(sel)]), local, starts, offs, W,
+                                                colmajor, _fk.slots(N))
+            source, tables = state, NO_TABLES  # the next pass runs on what this one wrote
         return
     if perm is not None:
         state.copy_(src)

@@ -8,11 +8,11 @@ these kernels copy one cache-sized chunk of each state into planes, run every ga
 of the layer on it, and copy it back, so the conversion costs one extra pass over
 data already in cache.
 
-A chunk is ``nrows`` runs of ``W`` contiguous amplitudes, ``rowstep`` apart, the
-``c``-th chunk starting at ``c * cstep``: a contiguous block (``nrows = 1``) for the
-low wires, or ``W`` columns of every ``2**lowbits``-row for the high wires (see
-:func:`qhybrid.sim.apply.chunk_geometry`). In the planes a gate's pairs are
-``local`` apart (its stride inside the chunk). Strides below 8 run scalar.
+A chunk is ``nrows`` runs of ``W`` contiguous amplitudes, the ``h``-th at
+``start + offs[h]``; in the planes a run is a row (row-major) or a column
+(column-major), see :func:`qhybrid.sim.apply.layer_passes`, which also gives each
+gate's pairs' distance there (``local``). Distances below 8 would run scalar: the
+passes are laid out so that no gate has them (for more than 6 wires).
 
 The kernels trust their inputs; they are compiled serial and threaded through
 :func:`qhybrid.sim.fastkernels.kernel`. Chunks are dealt to a few slots, each
@@ -30,52 +30,67 @@ VECTOR_MIN = 8
 
 
 @njit(inline="always")
-def _load(row, start, nrows, rowstep, W, re, im):
-    for h in range(nrows):
-        p = start + h * rowstep
-        q = h * W
+def _bases(row_start, offs, tables, base, lo0):
+    """Per row h of a chunk read through ``tables``: ``base[h]`` (the image of the address's
+    high digits) and ``lo0[h]`` (its low ten bits); a row's W columns share its 1024-block."""
+    for h in range(offs.shape[0]):
+        pos = row_start + offs[h]
+        lo0[h] = pos & 1023
+        base[h] = tables[1, (pos >> 10) & 1023] ^ tables[2, (pos >> 20) & 1023] ^ tables[3, (pos >> 30) & 1023]
+
+
+@njit(inline="always")
+def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
+    """Chunk -> planes: amplitude ``start + offs[h] + j`` (``j < W``) to plane index ``h W + j``,
+    or ``j nrows + h`` when ``colmajor``; read through the index permutation ``tables`` (its four
+    ten-bit digit tables, see :func:`qhybrid.sim.fastkernels.permute_gather`) when that is
+    (4, 1024): ``row[h(start + offs[h] + j)]``."""
+    R = offs.shape[0]
+    if tables.shape[0] > 0:
+        _bases(start, offs, tables, base, lo0)
+        t0 = tables[0]
+        for h in range(R):
+            bh = base[h]
+            lh = lo0[h]
+            for j in range(W):
+                v = row[bh ^ t0[lh + j]]
+                k = j * R + h if colmajor else h * W + j
+                re[k] = v.real
+                im[k] = v.imag
+    elif colmajor:
         for j in range(W):
-            v = row[p + j]
-            re[q + j] = v.real
-            im[q + j] = v.imag
-
-
-@njit(inline="always")
-def _load_gather(row, start, nrows, rowstep, W, re, im, tables):
-    """:func:`_load` of the permuted state ``row[h(j)]``, ``h`` a GF(2)-linear index map given by
-    its four ten-bit digit tables (see :func:`qhybrid.sim.fastkernels.permute_gather`)."""
-    for h in range(nrows):
-        p = start + h * rowstep
-        q = h * W
-        j = 0
-        while j < W:
-            pos = p + j
-            lo0 = pos & 1023
-            run = min(W - j, 1024 - lo0)
-            base = tables[1, (pos >> 10) & 1023] ^ tables[2, (pos >> 20) & 1023] ^ tables[3, (pos >> 30) & 1023]
-            t0 = tables[0]
-            for k in range(run):
-                v = row[base ^ t0[lo0 + k]]
-                re[q + j + k] = v.real
-                im[q + j + k] = v.imag
-            j += run
-
-
-@njit(inline="always")
-def _load_from(row, start, nrows, rowstep, W, re, im, tables):
-    if tables.shape[0]:
-        _load_gather(row, start, nrows, rowstep, W, re, im, tables)
+            rj = re[j * R:(j + 1) * R]
+            ij = im[j * R:(j + 1) * R]
+            for h in range(R):
+                v = row[start + offs[h] + j]
+                rj[h] = v.real
+                ij[h] = v.imag
     else:
-        _load(row, start, nrows, rowstep, W, re, im)
+        for h in range(R):
+            q = h * W
+            p = start + offs[h]
+            for j in range(W):
+                v = row[p + j]
+                re[q + j] = v.real
+                im[q + j] = v.imag
 
 
 @njit(inline="always")
-def _store(row, start, nrows, rowstep, W, re, im):
-    for h in range(nrows):
-        p = start + h * rowstep
-        q = h * W
+def _store(row, start, offs, W, colmajor, re, im):
+    """Planes -> chunk (the inverse of :func:`_load` without a permutation)."""
+    R = offs.shape[0]
+    if colmajor:
         for j in range(W):
-            row[p + j] = complex(re[q + j], im[q + j])
+            rj = re[j * R:(j + 1) * R]
+            ij = im[j * R:(j + 1) * R]
+            for h in range(R):
+                row[start + offs[h] + j] = complex(rj[h], ij[h])
+    else:
+        for h in range(R):
+            q = h * W
+            p = start + offs[h]
+            for j in range(W):
+                row[p + j] = complex(re[q + j], im[q + j])
 
 
 @njit(inline="always")
@@ -162,15 +177,18 @@ def _slots(nchunk, slots):
     return nslot, (nchunk + nslot - 1) // nslot
 
 
-def apply_layer_planar(state, src, tables, mats, local, nchunk, cstep, nrows, rowstep, W, slots):
+def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajor, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
     ``src`` (the same array as ``state``, or another one; read through the index permutation
-    ``tables`` when that is (4, 1024), as in :func:`adjoint_layer_planar`), written to ``state``;
-    gate r's pairs are ``local[r]`` apart inside a chunk. The chunks are dealt to at most
-    ``slots`` slots (see :func:`qhybrid.sim.fastkernels.slots`)."""
+    ``tables`` when that is (4, 1024)), written to ``state``. Chunk c is the amplitudes
+    ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
+    pairs are ``local[r]`` apart there. The chunks are dealt to at most ``slots`` slots (see
+    :func:`qhybrid.sim.fastkernels.slots`)."""
     B, N = state.shape
     R = local.shape[0]
+    nrows = offs.shape[0]
     L = nrows * W
+    nchunk = starts.shape[0]
     nslot, per = _slots(nchunk, slots)
     for b in range(B):
         row = state[b]
@@ -179,14 +197,16 @@ def apply_layer_planar(state, src, tables, mats, local, nchunk, cstep, nrows, ro
         for sl in prange(nslot):
             re = np.empty(L)
             im = np.empty(L)
+            base = np.empty(nrows, dtype=np.int64)
+            lo0 = np.empty(nrows, dtype=np.int64)
             for c in range(sl * per, min(nchunk, (sl + 1) * per)):
-                _load_from(srow, c * cstep, nrows, rowstep, W, re, im, tables)
+                _load(srow, starts[c], offs, W, colmajor, re, im, tables, base, lo0)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
-                _store(row, c * cstep, nrows, rowstep, W, re, im)
+                _store(row, starts[c], offs, W, colmajor, re, im)
 
 
-def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, nchunk, cstep, nrows, rowstep, W,
+def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, starts, offs, W, colmajor,
                          slots, undo):
     """The backward step over 1-qubit gates on distinct wires (``invs[r]`` (Bm, 2, 2): the
     inverse of wire r's run of gates), from the last to the first: accumulate the wire's cross
@@ -200,7 +220,9 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, nchu
     M = bras.shape[0]
     B, N = ket.shape
     R = local.shape[0]
+    nrows = offs.shape[0]
     L = nrows * W
+    nchunk = starts.shape[0]
     nslot, per = _slots(nchunk, slots)
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
@@ -211,12 +233,14 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, nchu
         for sl in prange(nslot):
             kp = np.empty((2, L))
             bp = np.empty((M, 2, L))
+            base = np.empty(nrows, dtype=np.int64)
+            lo0 = np.empty(nrows, dtype=np.int64)
             acc = part[sl]
             for c in range(sl * per, min(nchunk, (sl + 1) * per)):
-                start = c * cstep
-                _load_from(ks, start, nrows, rowstep, W, kp[0], kp[1], tables)
+                start = starts[c]
+                _load(ks, start, offs, W, colmajor, kp[0], kp[1], tables, base, lo0)
                 for m in range(M):
-                    _load_from(bras_src[m, b], start, nrows, rowstep, W, bp[m, 0], bp[m, 1], tables)
+                    _load(bras_src[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1], tables, base, lo0)
                 for r in range(R - 1, -1, -1):
                     d = _mat(invs[r, bm])
                     for m in range(M):
@@ -226,9 +250,9 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, nchu
                     if undo:
                         _gate(kp[0], kp[1], L, local[r], d)
                 if undo:
-                    _store(kr, start, nrows, rowstep, W, kp[0], kp[1])
+                    _store(kr, start, offs, W, colmajor, kp[0], kp[1])
                     for m in range(M):
-                        _store(bras[m, b], start, nrows, rowstep, W, bp[m, 0], bp[m, 1])
+                        _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1])
         for sl in range(nslot):
             for m in range(M):
                 for r in range(R):
