@@ -212,9 +212,13 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     cols, T = _columns(ops)
     B = circuit.batch_size
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
-    ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1)
+    work_key = ("adjoint_work", len(obs), B, n, dtype, str(device))
+    work = cache.get(work_key) if cache is not None else None  # (bra_all, ket) of the last call
+    ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1,
+                      out=None if work is None else work[1])
     fastz = use_fast(ket, fast)
-    bra_all = torch.empty((len(obs),) + tuple(ket.shape), dtype=ket.dtype, device=ket.device)
+    bra_all = torch.empty((len(obs),) + tuple(ket.shape), dtype=ket.dtype, device=ket.device) \
+        if work is None else work[0]
     bras = [apply_observable(ket, o, n, cache=cache, fast=fast, out=bra_all[m]) for m, o in enumerate(obs)]
     if fastz:
         vd = _fk.kernel("vdot_real", ket.shape[1])
@@ -283,4 +287,9 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             for m, ov in enumerate(ovs):
                 jac[m, cols[i], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
         i -= 1
+    if cache is not None:  # the buffers now holding the states serve the next call (fresh ones page-fault)
+        if spare is not None:
+            cache.put(("adjoint_spare", tuple(bra_all.shape), ket.dtype), spare, spare[0].nbytes + spare[1].nbytes)
+        if 4 * (bra_all.nbytes + ket.nbytes) <= cache.max_bytes:
+            cache.put(work_key, (bra_all, ket), bra_all.nbytes + ket.nbytes)
     return (values, jac) if return_values else jac

@@ -23,31 +23,36 @@ from .measure import measure
 from .memory import available_bytes, check_memory
 
 
-def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int | None = None) -> torch.Tensor:
-    """|0...0> (or ``circuit.initial_state``) as a (B, 2**n) tensor."""
+def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int | None = None,
+                  out: torch.Tensor | None = None) -> torch.Tensor:
+    """|0...0> (or ``circuit.initial_state``) as a (B, 2**n) tensor, written into ``out`` when given."""
     n = circuit.n_wires
     B = circuit.batch_size if batch is None else batch
     if circuit.initial_state is not None:
         s = torch.as_tensor(circuit.initial_state, device=device).to(dtype).reshape(-1, 2**n)
+        if out is not None:
+            return out.copy_(s.expand(B, -1))
         return s.expand(B, -1).clone() if s.shape[0] != B else s.clone()
-    s = torch.zeros(B, 2**n, dtype=dtype, device=device)
+    s = torch.zeros(B, 2**n, dtype=dtype, device=device) if out is None else out.zero_()
     s[:, 0] = 1
     return s
 
 
 def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
-                cache=None, n_states: int = 2) -> torch.Tensor:
-    """The (B, 2**n) state after all operations."""
+                cache=None, n_states: int = 2, out: torch.Tensor | None = None) -> torch.Tensor:
+    """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
+    the caller keeps between calls) the run starts there; the state returned may be ``out`` or
+    the spare buffer from ``cache`` (which then keeps ``out`` instead)."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
     kops = lower(circuit.operations, n, dtype=dtype, device=device, fuse=fuse, cache=cache)
     first = kops[0] if kops else None
     if (circuit.initial_state is None and first is not None and first.kind == "layer"
             and len(set(first.wires)) == len(first.wires)):
-        state = product_state(first, n, batch=circuit.batch_size, dtype=dtype, device=device)
+        state = product_state(first, n, batch=circuit.batch_size, dtype=dtype, device=device, out=out)
         kops = kops[1:]
     else:
-        state = initial_state(circuit, dtype=dtype, device=device)
+        state = initial_state(circuit, dtype=dtype, device=device, out=out)
     spare = _spare_state(state, cache) if use_fast(state, fast) else None
     k = 0
     while k < len(kops):
@@ -81,11 +86,12 @@ def _spare_state(state, cache):
     return spare if spare is not None else torch.empty_like(state)
 
 
-def product_state(layer, n: int, *, batch: int, dtype, device) -> torch.Tensor:
+def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor | None = None) -> torch.Tensor:
     """``(x)_w u_w|0>`` for a first layer of 1-qubit gates on distinct wires, built in place by
-    doubling (about two passes, instead of a zeroed state plus one pass per gate)."""
+    doubling (about two passes, instead of a zeroed state plus one pass per gate), in ``out``
+    when given."""
     cols = {w: layer.data[r][:, :, 0].to(dtype) for r, w in enumerate(layer.wires)}  # (P, 2) each
-    state = torch.empty(batch, 2**n, dtype=dtype, device=device)
+    state = torch.empty(batch, 2**n, dtype=dtype, device=device) if out is None else out
     state[:, :1] = 1
     size = 1
     for w in range(n - 1, -1, -1):
