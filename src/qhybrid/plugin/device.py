@@ -170,7 +170,7 @@ class QhybridCPU(Device):
                             device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
         if tape.shots:
             return self._sampled(tape, state, wire_order)
-        batched = tape.batch_size is not None
+        batched = circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
@@ -219,7 +219,8 @@ class QhybridCPU(Device):
         circ = convert_tape(tape, self._wire_order(tape))
         vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
                                      cache=self._cache, fuse=self._fuse, return_values=True)
-        batched = tape.batch_size is not None
+        # (tape.batch_size walks every parameter through PennyLane's dispatch: ms per call)
+        batched = circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
         jac = jac.numpy()
         vals = vals.numpy()
         extra = self._observable_columns(tape)

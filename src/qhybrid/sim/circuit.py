@@ -107,15 +107,25 @@ class Circuit:
     @property
     def batch_size(self) -> int:
         """The broadcast batch B (1 when nothing is broadcast)."""
-        b = 1
+        return max([1] + self._batch_sizes())
+
+    @property
+    def broadcast_ops(self) -> bool:
+        """Whether any operation parameter carries a batch axis, even of size 1 (the initial
+        state is not looked at: a converted tape's is always 2-d)."""
+        return bool(self._batch_sizes(with_state=False))
+
+    def _batch_sizes(self, with_state: bool = True) -> list:
+        sizes = []
         for op in self.operations:
-            for i, p in enumerate(op.params):
-                if op.name in ("QubitUnitary", "DiagonalQubitUnitary"):
-                    nd = np.ndim(p) - (2 if op.name == "QubitUnitary" else 1)
-                    if nd > 0:
-                        b = max(b, int(np.shape(p)[0]))
-                elif np.ndim(p) > 0:
-                    b = max(b, int(np.shape(p)[0]))
-        if self.initial_state is not None and np.ndim(self.initial_state) == 2:
-            b = max(b, int(np.shape(self.initial_state)[0]))
-        return b
+            for p in op.params:
+                nd = np.ndim(p)
+                if op.name == "QubitUnitary":
+                    nd -= 2
+                elif op.name == "DiagonalQubitUnitary":
+                    nd -= 1
+                if nd > 0:
+                    sizes.append(int(np.shape(p)[0]))
+        if with_state and self.initial_state is not None and np.ndim(self.initial_state) == 2:
+            sizes.append(int(np.shape(self.initial_state)[0]))
+        return sizes
