@@ -11,8 +11,8 @@ data already in cache.
 A chunk is ``nrows`` runs of ``W`` contiguous amplitudes, the ``h``-th at
 ``start + offs[h]``; in the planes a run is a row (row-major) or a column
 (column-major), see :func:`qhybrid.sim.apply.layer_passes`, which also gives each
-gate's pairs' distance there (``local``). Distances below 8 would run scalar: the
-passes are laid out so that no gate has them (for more than 6 wires).
+gate's pairs' distance there (``local``). Distances below 8 run scalar: the passes
+are laid out so that no gate has them (above 6 wires).
 
 The kernels trust their inputs; they are compiled serial and threaded through
 :func:`qhybrid.sim.fastkernels.kernel`. Chunks are dealt to a few slots, each
@@ -112,15 +112,18 @@ def _pair(r0, i0, r1, i1, k, j, d):
 
 
 @njit(inline="always")
+def _halves(re, im, base, s):
+    """The run of ``s`` pairs at ``base`` as four 1-d views (first and second amplitude of each
+    pair, real and imaginary): loops over separate views vectorize."""
+    return re[base:base + s], im[base:base + s], re[base + s:base + 2 * s], im[base + s:base + 2 * s]
+
+
+@njit(inline="always")
 def _gate(re, im, L, s, d):
     """2x2 ``d`` on the pairs ``s`` apart of planes of length ``L``."""
     if s >= VECTOR_MIN:
         for base in range(0, L, 2 * s):
-            # separate 1-d views per run: the loop below vectorizes
-            r0 = re[base:base + s]
-            i0 = im[base:base + s]
-            r1 = re[base + s:base + 2 * s]
-            i1 = im[base + s:base + 2 * s]
+            r0, i0, r1, i1 = _halves(re, im, base, s)
             for j in range(s):
                 _pair(r0, i0, r1, i1, j, j, d)
     else:
@@ -153,14 +156,8 @@ def _cross(kre, kim, bre, bim, L, s, d, undo):
     g = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if s >= VECTOR_MIN:
         for base in range(0, L, 2 * s):
-            kr0 = kre[base:base + s]
-            ki0 = kim[base:base + s]
-            kr1 = kre[base + s:base + 2 * s]
-            ki1 = kim[base + s:base + 2 * s]
-            br0 = bre[base:base + s]
-            bi0 = bim[base:base + s]
-            br1 = bre[base + s:base + 2 * s]
-            bi1 = bim[base + s:base + 2 * s]
+            kr0, ki0, kr1, ki1 = _halves(kre, kim, base, s)
+            br0, bi0, br1, bi1 = _halves(bre, bim, base, s)
             for j in range(s):
                 g = _add8(g, _cross_pair(kr0, ki0, kr1, ki1, br0, bi0, br1, bi1, j, j, d, undo))
     else:
@@ -171,10 +168,11 @@ def _cross(kre, kim, bre, bim, L, s, d, undo):
 
 
 @njit(inline="always")
-def _slots(nchunk, slots):
-    """(slots, chunks per slot) for at most ``slots`` slots."""
+def _sizes(local, starts, offs, W, slots):
+    """(gates, rows, plane length, chunks, slots, chunks per slot): at most ``slots`` slots."""
+    nchunk = starts.shape[0]
     nslot = max(1, min(nchunk, slots))
-    return nslot, (nchunk + nslot - 1) // nslot
+    return local.shape[0], offs.shape[0], offs.shape[0] * W, nchunk, nslot, (nchunk + nslot - 1) // nslot
 
 
 def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajor, slots):
@@ -184,12 +182,8 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
     pairs are ``local[r]`` apart there. The chunks are dealt to at most ``slots`` slots (see
     :func:`qhybrid.sim.fastkernels.slots`)."""
-    B, N = state.shape
-    R = local.shape[0]
-    nrows = offs.shape[0]
-    L = nrows * W
-    nchunk = starts.shape[0]
-    nslot, per = _slots(nchunk, slots)
+    B = state.shape[0]
+    R, nrows, L, nchunk, nslot, per = _sizes(local, starts, offs, W, slots)
     for b in range(B):
         row = state[b]
         srow = src[b]
@@ -218,12 +212,8 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
     arrays, or spare ones). With ``tables`` ((4, 1024), else (0, 1024)) they are read through
     that index permutation, ``src[h(j)]``: a CNOT ladder undone on the way in, at no pass of its own."""
     M = bras.shape[0]
-    B, N = ket.shape
-    R = local.shape[0]
-    nrows = offs.shape[0]
-    L = nrows * W
-    nchunk = starts.shape[0]
-    nslot, per = _slots(nchunk, slots)
+    B = ket.shape[0]
+    R, nrows, L, nchunk, nslot, per = _sizes(local, starts, offs, W, slots)
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
