@@ -189,8 +189,8 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
         srow = src[b]
         bm = b if mats.shape[1] > 1 else 0
         for sl in prange(nslot):
-            re = np.empty(L)
-            im = np.empty(L)
+            re = np.empty(L, srow.real.dtype)  # float32 planes for complex64 states
+            im = np.empty(L, srow.real.dtype)
             base = np.empty(nrows, dtype=np.int64)
             lo0 = np.empty(nrows, dtype=np.int64)
             for c in range(sl * per, min(nchunk, (sl + 1) * per)):
@@ -221,8 +221,8 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
         bm = b if invs.shape[1] > 1 else 0
         part = np.zeros((nslot, M, R, 8))
         for sl in prange(nslot):
-            kp = np.empty((2, L))
-            bp = np.empty((M, 2, L))
+            kp = np.empty((2, L), ks.real.dtype)
+            bp = np.empty((M, 2, L), ks.real.dtype)
             base = np.empty(nrows, dtype=np.int64)
             lo0 = np.empty(nrows, dtype=np.int64)
             acc = part[sl]
