@@ -126,32 +126,31 @@ def energy_and_gradient(circuit, device, params):
     return run, run_with_energy
 
 
-def median_time(fn, repeats: int) -> tuple[float, list[float]]:
-    """Median wall time of ``repeats`` calls of ``fn`` (after the caller's warm-up)."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
-
-
-def measure(name: str, n: int, device, repeats: int, *, slow: float):
-    """Warm-up (energy + gradient, kept for checking), then the median time of the gradient.
-
-    After a warm-up slower than ``slow`` seconds only one timed call is made.
+def prepare(name: str, n: int, device):
+    """The timed callable on ``device`` after its warm-up (energy + gradient, kept for checking).
 
     Returns:
-        ``(seconds, energy, gradient, note)``.
+        ``(run, energy, gradient, warm-up seconds)``.
     """
     circuit, params = WORKLOADS[name](n)
     run, run_with_energy = energy_and_gradient(circuit, device, params)
     t0 = time.perf_counter()
     energy, grad = run_with_energy()
-    warm = time.perf_counter() - t0
-    if warm > slow:
-        return median_time(run, 1)[0], energy, grad, "1 run"
-    return median_time(run, repeats)[0], energy, grad, ""
+    return run, energy, grad, time.perf_counter() - t0
+
+
+def interleaved_medians(runs: list, repeats: list) -> list:
+    """Median wall time of each callable, the calls alternating round by round (``repeats[i]``
+    calls of ``runs[i]``, in the first rounds): a busy spell on these shared machines falls on
+    both sides instead of on whichever was being timed."""
+    times = [[] for _ in runs]
+    for r in range(max(repeats, default=0)):
+        for i, fn in enumerate(runs):
+            if r < repeats[i]:
+                t0 = time.perf_counter()
+                fn()
+                times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) if t else None for t in times]
 
 
 class Budget:
@@ -173,14 +172,26 @@ class Budget:
         return p is None or p <= self.seconds
 
 
-def timed(name, n, device_name, c_dtype, args, budget: Budget):
-    """One device's measurement at one size, or ``(None, None, None, note)`` when skipped."""
-    if not budget.allows(n):
-        return None, None, None, f"{device_name} skipped (predicted {budget.predicted(n):.0f} s)"
-    dev = make_device(device_name, n, c_dtype)
-    t, energy, grad, note = measure(name, n, dev, args.repeats, slow=budget.seconds / 3)
-    budget.last = (n, t)
-    return t, energy, grad, (f"{device_name}: {note}" if note else "")
+def pair(name, n, devices, c_dtype, args, budgets):
+    """Ours and the peer at one size, timed interleaved: per device ``(seconds, energy, gradient,
+    note)``, or Nones and a note when its budget skips it; after a warm-up slower than a third
+    of its budget a device is timed once."""
+    runs, reps, out = [], [], []
+    for device_name, budget in zip(devices, budgets):
+        if not budget.allows(n):
+            out.append([None, None, None, f"{device_name} skipped (predicted {budget.predicted(n):.0f} s)"])
+            continue
+        run, energy, grad, warm = prepare(name, n, make_device(device_name, n, c_dtype))
+        slow = warm > budget.seconds / 3
+        runs.append(run)
+        reps.append(1 if slow else args.repeats)
+        out.append([len(runs) - 1, energy, grad, f"{device_name}: 1 run" if slow else ""])
+    medians = interleaved_medians(runs, reps)
+    for entry, budget in zip(out, budgets):
+        if entry[0] is not None:
+            entry[0] = medians[entry[0]]
+            budget.last = (n, entry[0])
+    return [tuple(e) for e in out]
 
 
 # ---------------------------------------------------------------- reporting
@@ -248,7 +259,7 @@ def main(argv=None) -> int:
     for line in machine_info():
         print(f"- {line}")
     print(f"- device {args.device} vs {args.peer}, {args.dtype}, median of {args.repeats} "
-          f"after one warm-up; one call = energy + adjoint gradient\n")
+          f"after one warm-up, the two devices' calls alternating; one call = energy + adjoint gradient\n")
     header = ["benchmark", "n", f"{args.device} s", f"{args.peer} s", "ratio", "target",
               "energy", "max |Δ|", "note"]
     print("| " + " | ".join(header) + " |")
@@ -259,8 +270,8 @@ def main(argv=None) -> int:
     for name in only:
         ours_budget, peer_budget = Budget(args.budget), Budget(args.peer_budget)
         for n in sizes[name]:
-            ours, e_ours, g_ours, note_ours = timed(name, n, args.device, c_dtype, args, ours_budget)
-            peer_t, e_peer, g_peer, note_peer = timed(name, n, args.peer, c_dtype, args, peer_budget)
+            (ours, e_ours, g_ours, note_ours), (peer_t, e_peer, g_peer, note_peer) = pair(
+                name, n, (args.device, args.peer), c_dtype, args, (ours_budget, peer_budget))
             diff = None
             if ours is not None and peer_t is not None:
                 diff = max(abs(e_ours - e_peer), float(np.max(np.abs(g_ours - g_peer))))
