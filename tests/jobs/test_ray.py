@@ -264,3 +264,38 @@ def test_a_dead_node_or_worker_is_reported_as_worker_died_and_busy_ones_are_wait
     assert backend.poll() == {0: None, 1: DIED_CODE, 2: None}
     assert backend.failure_reason(1) == "worker died: the node 7f3a running this worker died"
     assert lines == [(0, "hi"), (1, "qhybrid: worker died: the node 7f3a running this worker died")]
+
+
+def test_ray_client_connection_retried_when_the_head_cannot_start_its_server(monkeypatch):
+    """Ray Client: the head spawns a server process per client, which can fail to start on a busy
+    head ("Starting Ray client server failed"): connect tries again; other errors fail at once."""
+    import ray
+
+    calls = []
+
+    def init(**kw):
+        calls.append(kw["address"])
+        if len(calls) < fail_times:
+            raise RuntimeError("Initialization failure from server: ... Starting Ray client server failed. See ...")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray_cluster.time, "sleep", lambda s: None)
+    address = "ray://10.0.0.9:10001"
+    fail_times = 2
+    assert ray_cluster.connect(address) is ray and calls == [address, address]
+    calls.clear()
+    fail_times = ray_cluster.CLIENT_ATTEMPTS + 1
+    with pytest.raises(ClusterError, match="Starting Ray client server failed"):
+        ray_cluster.connect(address)
+    assert len(calls) == ray_cluster.CLIENT_ATTEMPTS
+
+    def refused(**kw):
+        calls.append(kw["address"])
+        raise ConnectionError("connection refused")
+
+    calls.clear()
+    monkeypatch.setattr(ray, "init", refused)
+    with pytest.raises(ClusterError, match="connection refused"):
+        ray_cluster.connect(address)
+    assert len(calls) == 1
