@@ -115,8 +115,9 @@ def _generator_2x2(op) -> np.ndarray:
 
 
 def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True, perm=None, spare=None):
-    """Backward step over ops[j..i] (1-qubit gates): one chunked pass for the low wires, one
-    for the high wires (the two groups commute), on planes (:mod:`.fastplanar`).
+    """Backward step over ops[j..i] (1-qubit gates), on planes (:mod:`.fastplanar`), in the passes
+    of :func:`~qhybrid.sim.apply.layer_passes` (gates on different wires commute, so each pass
+    takes its own wires).
 
     With ``perm`` (a ``perm`` KOp: the CNOT ladder after the layer, already inverted) the states
     are first read through that permutation: the first pass writes into ``spare`` (the
@@ -165,7 +166,6 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
         val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
         jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)
     return bra_all, ket
-
 
 
 def _spare_states(bra_all, ket, cache):
