@@ -180,8 +180,8 @@ NO_TABLES = np.zeros((0, 1024), dtype=np.int64)
 
 def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, perm: KOp | None = None,
                 src: torch.Tensor | None = None) -> None:
-    """A run of 1-qubit gates in two passes: low wires in contiguous cache blocks, high wires
-    in column blocks (the two groups act on different wires, so they commute). With ``perm``
+    """A run of 1-qubit gates, on the fast path in the planar passes of :func:`layer_passes`
+    (each pass takes its own wires; gates on different wires commute). With ``perm``
     (fast path only) the layer runs on ``perm`` applied to ``src`` (another buffer), read
     through on the way in, and the result lands in ``state``: a CNOT ladder and the layer
     after it in the passes of the layer alone."""
