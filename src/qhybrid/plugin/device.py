@@ -91,6 +91,13 @@ def _threads(n):
             numba.set_num_threads(old_nb)
 
 
+def _batched(tape, circ) -> bool:
+    """Whether the tape is broadcast (results keep a batch axis), read from the converted circuit:
+    ``tape.batch_size`` walks every parameter through PennyLane's dispatch (ms per call). A
+    state preparation's batch is only known to the tape (the converted state is always 2-d)."""
+    return circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
+
+
 @simulator_tracking
 @single_tape_support
 class QhybridCPU(Device):
@@ -170,7 +177,7 @@ class QhybridCPU(Device):
                             device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
         if tape.shots:
             return self._sampled(tape, state, wire_order)
-        batched = circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
+        batched = _batched(tape, circ)
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
@@ -219,8 +226,7 @@ class QhybridCPU(Device):
         circ = convert_tape(tape, self._wire_order(tape))
         vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
                                      cache=self._cache, fuse=self._fuse, return_values=True)
-        # (tape.batch_size walks every parameter through PennyLane's dispatch: ms per call)
-        batched = circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
+        batched = _batched(tape, circ)
         jac = jac.numpy()
         vals = vals.numpy()
         extra = self._observable_columns(tape)

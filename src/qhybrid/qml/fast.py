@@ -145,63 +145,37 @@ if nb is not None:
     # ---- planar kernels: real and imaginary parts in separate rows, so the
     # contiguous inner loops vectorize (complex scalars do not, in numba)
 
-    @nb.njit(inline="always")
-    def _pair_runs(re, im, base, tbit, inner):
-        """The runs ``base..base+inner`` and ``base+tbit..`` of a planar row, as four 1-d views."""
-        return (re[base:base + inner], im[base:base + inner],
-                re[base + tbit:base + tbit + inner], im[base + tbit:base + tbit + inner])
+    from ..sim.fastplanar import add8, pair_apply, pair_runs
 
     @nb.njit(inline="always")
     def _planar_apply(re, im, u, lo, hi, cbit, tbit, n_outer):
-        u00r, u00i, u01r, u01i = u[0], u[1], u[2], u[3]
-        u10r, u10i, u11r, u11i = u[4], u[5], u[6], u[7]
+        d = (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7])
         inner = 1 << lo
         if inner < 4:  # short inner loops: index directly (views cost more than they give)
             for outer in range(n_outer):
                 base = _base(outer, lo, hi, cbit)
                 for k in range(base, base + inner):
-                    j = k + tbit
-                    a0r, a0i, a1r, a1i = re[k], im[k], re[j], im[j]
-                    re[k] = u00r * a0r - u00i * a0i + u01r * a1r - u01i * a1i
-                    im[k] = u00r * a0i + u00i * a0r + u01r * a1i + u01i * a1r
-                    re[j] = u10r * a0r - u10i * a0i + u11r * a1r - u11i * a1i
-                    im[j] = u10r * a0i + u10i * a0r + u11r * a1i + u11i * a1r
+                    pair_apply(re, im, re, im, k, k + tbit, d)
             return
         for outer in range(n_outer):
             base = _base(outer, lo, hi, cbit)
             # separate 1-d views: the loop below vectorizes when inner is long enough
-            r0, i0, r1, i1 = _pair_runs(re, im, base, tbit, inner)
+            r0, i0, r1, i1 = pair_runs(re, im, base, tbit, inner)
             for k in range(inner):
-                a0r, a0i, a1r, a1i = r0[k], i0[k], r1[k], i1[k]
-                r0[k] = u00r * a0r - u00i * a0i + u01r * a1r - u01i * a1i
-                i0[k] = u00r * a0i + u00i * a0r + u01r * a1i + u01i * a1r
-                r1[k] = u10r * a0r - u10i * a0i + u11r * a1r - u11i * a1i
-                i1[k] = u10r * a0i + u10i * a0r + u11r * a1i + u11i * a1r
+                pair_apply(r0, i0, r1, i1, k, k, d)
 
     @nb.njit(inline="always")
     def _planar_pair(r0, i0, r1, i1, s0, t0, s1, t1, k, j, d):
         """One pair of the adjoint step on planar arrays: psi pair ``(r0[k] + i i0[k],
         r1[j] + i i1[j])`` and lambda pair ``(s0[k] + i t0[k], s1[j] + i t1[j])`` <- ``d``
-        times themselves; returns the pair's terms of ``G[a, c] = lam_a conj(psi_c)``."""
-        d00r, d00i, d01r, d01i, d10r, d10i, d11r, d11i = d
-        a0r, a0i, a1r, a1i = r0[k], i0[k], r1[j], i1[j]
-        q0r = d00r * a0r - d00i * a0i + d01r * a1r - d01i * a1i
-        q0i = d00r * a0i + d00i * a0r + d01r * a1i + d01i * a1r
-        q1r = d10r * a0r - d10i * a0i + d11r * a1r - d11i * a1i
-        q1i = d10r * a0i + d10i * a0r + d11r * a1i + d11i * a1r
-        r0[k], i0[k], r1[j], i1[j] = q0r, q0i, q1r, q1i
+        times themselves; returns the pair's terms of ``G[a, c] = lam_a conj(psi_c)`` (psi
+        after the step, lambda before it)."""
+        pair_apply(r0, i0, r1, i1, k, j, d)
+        q0r, q0i, q1r, q1i = r0[k], i0[k], r1[j], i1[j]
         b0r, b0i, b1r, b1i = s0[k], t0[k], s1[j], t1[j]
-        s0[k] = d00r * b0r - d00i * b0i + d01r * b1r - d01i * b1i
-        t0[k] = d00r * b0i + d00i * b0r + d01r * b1i + d01i * b1r
-        s1[j] = d10r * b0r - d10i * b0i + d11r * b1r - d11i * b1i
-        t1[j] = d10r * b0i + d10i * b0r + d11r * b1i + d11i * b1r
+        pair_apply(s0, t0, s1, t1, k, j, d)
         return (b0r * q0r + b0i * q0i, b0i * q0r - b0r * q0i, b0r * q1r + b0i * q1i, b0i * q1r - b0r * q1i,
                 b1r * q0r + b1i * q0i, b1i * q0r - b1r * q0i, b1r * q1r + b1i * q1i, b1i * q1r - b1r * q1i)
-
-    @nb.njit(inline="always")
-    def _add8(g, e):
-        return (g[0] + e[0], g[1] + e[1], g[2] + e[2], g[3] + e[3],
-                g[4] + e[4], g[5] + e[5], g[6] + e[6], g[7] + e[7])
 
     @nb.njit(inline="always", fastmath={"reassoc"})
     def _planar_adjoint(pre, pim, lre, lim, d, lo, hi, cbit, tbit, n_outer, acc):
@@ -212,15 +186,15 @@ if nb is not None:
             for outer in range(n_outer):
                 base = _base(outer, lo, hi, cbit)
                 for k in range(base, base + inner):
-                    g = _add8(g, _planar_pair(pre, pim, pre, pim, lre, lim, lre, lim, k, k + tbit, dd))
+                    g = add8(g, _planar_pair(pre, pim, pre, pim, lre, lim, lre, lim, k, k + tbit, dd))
         else:
             for outer in range(n_outer):
                 base = _base(outer, lo, hi, cbit)
                 # separate 1-d views: the loop below vectorizes
-                p0r, p0i, p1r, p1i = _pair_runs(pre, pim, base, tbit, inner)
-                l0r, l0i, l1r, l1i = _pair_runs(lre, lim, base, tbit, inner)
+                p0r, p0i, p1r, p1i = pair_runs(pre, pim, base, tbit, inner)
+                l0r, l0i, l1r, l1i = pair_runs(lre, lim, base, tbit, inner)
                 for k in range(inner):
-                    g = _add8(g, _planar_pair(p0r, p0i, p1r, p1i, l0r, l0i, l1r, l1i, k, k, dd))
+                    g = add8(g, _planar_pair(p0r, p0i, p1r, p1i, l0r, l0i, l1r, l1i, k, k, dd))
         for q in range(4):
             acc[q] = complex(g[2 * q], g[2 * q + 1])
 

@@ -22,7 +22,8 @@ from ..errors import OperationError
 from .apply import NO_TABLES, apply_kop, generator_overlap, layer_passes, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrix
-from .memory import available_bytes, check_memory
+from .cache import keep_buffers, spare_buffers
+from .memory import check_memory
 from .observables import apply_observable
 from .simulate import final_state
 
@@ -168,24 +169,6 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     return bra_all, ket
 
 
-def _spare_states(bra_all, ket, cache):
-    """A spare ``(bra_all, ket)`` pair like the sweep's own, kept in ``cache`` (fresh buffers are
-    page-faulted in at every call: a pass each), or None when there is no cache or the pair
-    would take more than a quarter of it or of the free memory."""
-    if cache is None:
-        return None
-    nbytes = (bra_all.numel() + ket.numel()) * ket.element_size()
-    free = available_bytes(ket.device)
-    if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
-        return None
-    key = ("adjoint_spare", tuple(bra_all.shape), ket.dtype)
-    pair = cache.get(key)
-    if pair is None:
-        pair = (torch.empty_like(bra_all), torch.empty_like(ket))
-    cache.put(key, pair, nbytes)
-    return pair
-
-
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
                      fuse: bool = True, return_values: bool = False):
     """Jacobian of the expval measurements of ``circuit`` w.r.t. its trainable parameters.
@@ -212,13 +195,12 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     cols, T = _columns(ops)
     B = circuit.batch_size
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
-    work_key = ("adjoint_work", len(obs), B, n, dtype, str(device))
-    work = cache.get(work_key) if cache is not None else None  # (bra_all, ket) of the last call
+    shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
+    work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1,
                       out=None if work is None else work[1])
     fastz = use_fast(ket, fast)
-    bra_all = torch.empty((len(obs),) + tuple(ket.shape), dtype=ket.dtype, device=ket.device) \
-        if work is None else work[0]
+    bra_all = torch.empty(shapes[0], dtype=ket.dtype, device=ket.device) if work is None else work[0]
     bras = [apply_observable(ket, o, n, cache=cache, fast=fast, out=bra_all[m]) for m, o in enumerate(obs)]
     if fastz:
         vd = _fk.kernel("vdot_real", ket.shape[1])
@@ -229,8 +211,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             if bras else torch.zeros(0, B, dtype=torch.float64)
     jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
     first = next((k for k, op in enumerate(ops) if op.trainable), len(ops))
-    pending = None  # an inverted CNOT ladder not yet applied: the next layer step reads through it
-    spare = _spare_states(bra_all, ket, cache) if fastz else None
+    pending = None  # an inverted CNOT ladder not yet applied (the next layer step may read through it)
+    spare = spare_buffers(cache, "adjoint_spare", shapes, dtype, device) if fastz else None
     i = len(ops) - 1
     while i >= first and bras:
         op = ops[i]
@@ -239,7 +221,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             j -= 1
         zrun = fastz and _is_zrot(op) and i - j >= 2
         lj = _layer_start(ops, i, first) if fastz and not zrun else i
-        if pending is not None and lj >= i:  # the next step is no layer step: undo the ladder now
+        if pending is not None and (spare is None or lj >= i):  # no layer step to read through it
             for state in [ket] + bras:
                 apply_kop(state, pending, n, fast=fast, cache=cache)
             pending = None
@@ -251,13 +233,9 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         j = i
         while fastz and j > 0 and ops[j - 1].name in _PERMUTATIONS and op.name in _PERMUTATIONS:
             j -= 1
-        if i - j + 1 >= PERM_MIN and n <= 40:  # a CNOT / SWAP ladder: one gather pass per state
-            inv = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n, cache).inverse()
-            if spare is not None and j - 1 >= first:
-                pending = inv  # read through by the next layer step (or applied before any other step)
-            else:
-                for state in [ket] + bras:
-                    apply_kop(state, inv, n, fast=fast, cache=cache)
+        if i - j + 1 >= PERM_MIN and n <= 40:  # a CNOT / SWAP ladder: one index permutation
+            # undone when a step before it needs the states (not at all when none does)
+            pending = perm_kop([kop_for(o, n, dtype=dtype, device=device) for o in ops[j:i + 1]], n, cache).inverse()
             i = j - 1
             continue
         j = lj
@@ -287,9 +265,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             for m, ov in enumerate(ovs):
                 jac[m, cols[i], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
         i -= 1
-    if cache is not None:  # the buffers now holding the states serve the next call (fresh ones page-fault)
-        if spare is not None:
-            cache.put(("adjoint_spare", tuple(bra_all.shape), ket.dtype), spare, spare[0].nbytes + spare[1].nbytes)
-        if 4 * (bra_all.nbytes + ket.nbytes) <= cache.max_bytes:
-            cache.put(work_key, (bra_all, ket), bra_all.nbytes + ket.nbytes)
+    if work is not None:  # the buffers now holding the states serve the next call
+        keep_buffers(cache, "adjoint_work", (bra_all, ket))
+    if spare is not None:
+        keep_buffers(cache, "adjoint_spare", spare)
     return (values, jac) if return_values else jac

@@ -1,4 +1,5 @@
-"""A small byte-bounded cache for structure-derived tensors (phase indices, Z diagonals).
+"""A small byte-bounded cache for structure-derived tensors (phase indices, Z diagonals) and
+for the spare state buffers the engine reuses between calls (``spare_buffers``, ``keep_buffers``).
 
 The engine keeps no global state: whoever loops (a device, a layer) owns a
 :class:`Cache` and passes it to ``simulate`` / ``adjoint_jacobian``.
@@ -6,7 +7,12 @@ Entries are dropped oldest first when the byte budget is exceeded.
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
+
+import torch
+
+from .memory import available_bytes
 
 
 class Cache:
@@ -42,3 +48,30 @@ class Cache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def spare_buffers(cache, name: str, shapes, dtype, device):
+    """State-sized buffers kept in ``cache`` between calls under ``name`` (a fresh buffer is
+    page-faulted in at every call, which costs about a pass over it): the kept ones, else new
+    ones; None without a cache, or when they would take more than a quarter of its budget or of
+    the free memory. Give them back with :func:`keep_buffers`, and only buffers the caller does
+    not hand out: the next call writes into them."""
+    if cache is None:
+        return None
+    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+    nbytes = sum(math.prod(s) for s in shapes) * torch.empty((), dtype=dtype).element_size()
+    free = available_bytes(device)
+    if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
+        return None
+    kept = cache.get(_buffer_key(name, shapes, dtype, device))
+    return kept if kept is not None else tuple(torch.empty(s, dtype=dtype, device=device) for s in shapes)
+
+
+def keep_buffers(cache, name: str, buffers) -> None:
+    """Keep ``buffers`` (from :func:`spare_buffers`, possibly swapped around) for the next call."""
+    key = _buffer_key(name, tuple(tuple(b.shape) for b in buffers), buffers[0].dtype, buffers[0].device)
+    cache.put(key, tuple(buffers), sum(b.numel() * b.element_size() for b in buffers))
+
+
+def _buffer_key(name, shapes, dtype, device) -> tuple:
+    return (name, shapes, dtype, str(torch.device(device)))

@@ -12,26 +12,20 @@ from .fastkernels import _parity, _sign_table  # noqa: F401
 
 
 @njit(inline="always")
-def _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd):
-    """Write ``inv`` applied to the bra pair (x, y) (modes 0 and 1) and to the ket pair (a, c)
-    (mode 1); mode 2 writes nothing."""
+def _pair_general(br, kr, i0, i1, m00, m01, m10, m11, g00, g01, g10, g11, upd):
+    """``conj(bra) G ket`` on the pair (i0, i1), returned; then ``inv`` applied to the bra pair
+    (``upd`` 0 and 1) and to the ket pair (``upd`` 1); ``upd`` 2 writes nothing."""
+    a = kr[i0]
+    c = kr[i1]
+    x = br[i0]
+    y = br[i1]
+    v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
     if upd != 2:
         br[i0] = m00 * x + m01 * y
         br[i1] = m10 * x + m11 * y
     if upd == 1:
         kr[i0] = m00 * a + m01 * c
         kr[i1] = m10 * a + m11 * c
-
-
-@njit(inline="always")
-def _pair_general(br, kr, i0, i1, m00, m01, m10, m11, g00, g01, g10, g11, upd):
-    """``conj(bra) G ket`` on the pair (i0, i1), then the undo (mode ``upd``); returns the term."""
-    a = kr[i0]
-    c = kr[i1]
-    x = br[i0]
-    y = br[i1]
-    v = np.conj(x) * (g00 * a + g01 * c) + np.conj(y) * (g10 * a + g11 * c)
-    _undo_pair(br, kr, i0, i1, x, y, a, c, m00, m01, m10, m11, upd)
     return v
 
 

@@ -100,9 +100,13 @@ def _mat(m):
             m[1, 0].real, m[1, 0].imag, m[1, 1].real, m[1, 1].imag)
 
 
+# The helpers below (pair_apply, pair_runs, add8) are shared with the QML layer's planar
+# kernels (:mod:`qhybrid.qml.fast`).
+
 @njit(inline="always")
-def _pair(r0, i0, r1, i1, k, j, d):
-    """Pair (plane ``r0/i0`` at ``k``, plane ``r1/i1`` at ``j``) <- ``d`` times itself."""
+def pair_apply(r0, i0, r1, i1, k, j, d):
+    """Pair (plane ``r0/i0`` at ``k``, plane ``r1/i1`` at ``j``) <- ``d`` times itself, ``d`` a
+    2x2 as eight reals (see :func:`_mat`)."""
     d00r, d00i, d01r, d01i, d10r, d10i, d11r, d11i = d
     ar, ai, cr, ci = r0[k], i0[k], r1[j], i1[j]
     r0[k] = d00r * ar - d00i * ai + d01r * cr - d01i * ci
@@ -112,10 +116,11 @@ def _pair(r0, i0, r1, i1, k, j, d):
 
 
 @njit(inline="always")
-def _halves(re, im, base, s):
-    """The run of ``s`` pairs at ``base`` as four 1-d views (first and second amplitude of each
-    pair, real and imaginary): loops over separate views vectorize."""
-    return re[base:base + s], im[base:base + s], re[base + s:base + 2 * s], im[base + s:base + 2 * s]
+def pair_runs(re, im, base, apart, length):
+    """The run of ``length`` pairs at ``base``, partners ``apart`` further, as four 1-d views (first
+    and second amplitude of each pair, real and imaginary): loops over separate views vectorize."""
+    return (re[base:base + length], im[base:base + length],
+            re[base + apart:base + apart + length], im[base + apart:base + apart + length])
 
 
 @njit(inline="always")
@@ -123,13 +128,13 @@ def _gate(re, im, L, s, d):
     """2x2 ``d`` on the pairs ``s`` apart of planes of length ``L``."""
     if s >= VECTOR_MIN:
         for base in range(0, L, 2 * s):
-            r0, i0, r1, i1 = _halves(re, im, base, s)
+            r0, i0, r1, i1 = pair_runs(re, im, base, s, s)
             for j in range(s):
-                _pair(r0, i0, r1, i1, j, j, d)
+                pair_apply(r0, i0, r1, i1, j, j, d)
     else:
         for base in range(0, L, 2 * s):
             for k in range(base, base + s):
-                _pair(re, im, re, im, k, k + s, d)
+                pair_apply(re, im, re, im, k, k + s, d)
 
 
 @njit(inline="always")
@@ -139,13 +144,14 @@ def _cross_pair(kr0, ki0, kr1, ki1, br0, bi0, br1, bi1, k, j, d, undo):
     ar, ai, cr, ci = kr0[k], ki0[k], kr1[j], ki1[j]
     xr, xi, yr, yi = br0[k], bi0[k], br1[j], bi1[j]
     if undo:
-        _pair(br0, bi0, br1, bi1, k, j, d)
+        pair_apply(br0, bi0, br1, bi1, k, j, d)
     return (ar * xr + ai * xi, ai * xr - ar * xi, ar * yr + ai * yi, ai * yr - ar * yi,
             cr * xr + ci * xi, ci * xr - cr * xi, cr * yr + ci * yi, ci * yr - cr * yi)
 
 
 @njit(inline="always")
-def _add8(g, e):
+def add8(g, e):
+    """Elementwise sum of two 8-tuples (partial sums carried in registers)."""
     return (g[0] + e[0], g[1] + e[1], g[2] + e[2], g[3] + e[3],
             g[4] + e[4], g[5] + e[5], g[6] + e[6], g[7] + e[7])
 
@@ -156,14 +162,14 @@ def _cross(kre, kim, bre, bim, L, s, d, undo):
     g = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if s >= VECTOR_MIN:
         for base in range(0, L, 2 * s):
-            kr0, ki0, kr1, ki1 = _halves(kre, kim, base, s)
-            br0, bi0, br1, bi1 = _halves(bre, bim, base, s)
+            kr0, ki0, kr1, ki1 = pair_runs(kre, kim, base, s, s)
+            br0, bi0, br1, bi1 = pair_runs(bre, bim, base, s, s)
             for j in range(s):
-                g = _add8(g, _cross_pair(kr0, ki0, kr1, ki1, br0, bi0, br1, bi1, j, j, d, undo))
+                g = add8(g, _cross_pair(kr0, ki0, kr1, ki1, br0, bi0, br1, bi1, j, j, d, undo))
     else:
         for base in range(0, L, 2 * s):
             for k in range(base, base + s):
-                g = _add8(g, _cross_pair(kre, kim, kre, kim, bre, bim, bre, bim, k, k + s, d, undo))
+                g = add8(g, _cross_pair(kre, kim, kre, kim, bre, bim, bre, bim, k, k + s, d, undo))
     return g
 
 

@@ -20,7 +20,8 @@ import torch
 from .fuse import lower
 from .apply import apply_kop, apply_layer, use_fast
 from .measure import measure
-from .memory import available_bytes, check_memory
+from .cache import keep_buffers, spare_buffers
+from .memory import check_memory
 
 
 def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int | None = None,
@@ -53,7 +54,9 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
         kops = kops[1:]
     else:
         state = initial_state(circuit, dtype=dtype, device=device, out=out)
-    spare = _spare_state(state, cache) if use_fast(state, fast) else None
+    spare = spare_buffers(cache, "forward_spare", (state.shape,), state.dtype, state.device) \
+        if use_fast(state, fast) else None
+    spare = spare[0] if spare is not None else None
     k = 0
     while k < len(kops):
         kop = kops[k]
@@ -66,24 +69,8 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
         apply_kop(state, kop, n, fast=fast, cache=cache)
         k += 1
     if spare is not None:  # the cache keeps the buffer the caller does not get
-        cache.put(_SPARE_KEY + (tuple(spare.shape), spare.dtype), spare, spare.numel() * spare.element_size())
+        keep_buffers(cache, "forward_spare", (spare,))
     return state
-
-
-_SPARE_KEY = ("forward_spare",)
-
-
-def _spare_state(state, cache):
-    """A buffer like ``state`` from ``cache`` (a fresh one is page-faulted in at every call), or
-    None without a cache or when it would take more than a quarter of it or of the free memory."""
-    if cache is None:
-        return None
-    nbytes = state.numel() * state.element_size()
-    free = available_bytes(state.device)
-    if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
-        return None
-    spare = cache.get(_SPARE_KEY + (tuple(state.shape), state.dtype))
-    return spare if spare is not None else torch.empty_like(state)
 
 
 def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor | None = None) -> torch.Tensor:
