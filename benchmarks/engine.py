@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import os
 import platform
 import statistics
@@ -139,17 +140,36 @@ def prepare(name: str, n: int, device):
     return run, energy, grad, time.perf_counter() - t0
 
 
+#: Untimed pause before each timed call: the other device's OpenMP workers spin for a few
+#: milliseconds after its call (libgomp's default wait) and would otherwise run into this one.
+SETTLE_S = 0.05
+
+
+def timed(fn) -> float:
+    """Wall time of one call of ``fn``, as ``timeit`` takes it: the garbage of earlier calls
+    collected first and the collector off during the call (a collection of the ~400k objects
+    PennyLane, torch and numba keep alive costs ~0.2 s whichever device happens to trigger it),
+    after :data:`SETTLE_S` of quiet."""
+    gc.collect()
+    time.sleep(SETTLE_S)
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
 def interleaved_medians(runs: list, repeats: list) -> list:
-    """Median wall time of each callable, the calls alternating round by round (``repeats[i]``
-    calls of ``runs[i]``, in the first rounds): a busy spell on these shared machines falls on
-    both sides instead of on whichever was being timed."""
+    """Median wall time of each callable (:func:`timed`), the calls alternating round by round
+    (``repeats[i]`` calls of ``runs[i]``, in the first rounds): a busy spell on these shared
+    machines falls on both sides instead of on whichever was being timed."""
     times = [[] for _ in runs]
     for r in range(max(repeats, default=0)):
         for i, fn in enumerate(runs):
             if r < repeats[i]:
-                t0 = time.perf_counter()
-                fn()
-                times[i].append(time.perf_counter() - t0)
+                times[i].append(timed(fn))
     return [statistics.median(t) if t else None for t in times]
 
 

@@ -78,13 +78,15 @@ def test_complex64_tolerance(rng):
 @pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
 def test_many_words_grouped_by_low_x_bits(rng, dtype):
     """Hundreds of low-weight words on 11 wires (several 128-amplitude chunks): groups of terms
-    sharing the low X bits, the xl = 0 group, lone terms, repeated words, Y phases, a batch."""
+    sharing the low X bits, the xl = 0 group, lone terms, repeated words, Y phases (imaginary
+    terms, alone and beside real ones), complex coefficients (a real and an imaginary term), a batch."""
     n = 11
     paulis = []
-    for _ in range(300):
+    for i in range(300):
         k = int(rng.integers(1, 5))
         wires = rng.choice(n, k, replace=False)
-        paulis.append(PauliTerm(complex(rng.normal()), tuple((int(w), str(rng.choice(list("XYZ")))) for w in wires)))
+        coeff = complex(rng.normal(), rng.normal() if i % 3 == 0 else 0.0)
+        paulis.append(PauliTerm(coeff, tuple((int(w), str(rng.choice(list("XYZ")))) for w in wires)))
     paulis += paulis[:20]  # the same words twice
     obs = Observable(tuple(paulis))
     psi = _state(n, 2, rng, dtype)
@@ -92,3 +94,17 @@ def test_many_words_grouped_by_low_x_bits(rng, dtype):
     got = apply_observable(psi, obs, n, fast=True)
     np.testing.assert_allclose(got.to(torch.complex128).numpy(), ref.numpy(),
                                atol=1e-10 if dtype == torch.complex128 else 1e-4)
+
+
+def test_pauli_terms_sorted_into_groups_real_first():
+    """The many-word kernel's grouping: by the low X bits, the real terms of a group before its
+    imaginary ones (``gimag``), then by the high X bits."""
+    from qhybrid.sim.fastobs import sort_pauli_terms
+
+    L = 8
+    xs = np.array([9, 1, 17, 2, 1, 10, 25], dtype=np.int64)
+    imag = np.array([1, 0, 0, 1, 1, 0, 0], dtype=np.int64)
+    order, gstart, gimag = sort_pauli_terms(xs, imag, L)
+    assert [xs[order[a:b]].tolist() for a, b in zip(gstart[:-1], gstart[1:])] == [[1, 17, 25, 1, 9], [10, 2]]
+    assert [imag[order[a:b]].tolist() for a, b in zip(gstart[:-1], gstart[1:])] == [[0, 0, 0, 1, 1], [0, 1]]
+    assert gimag.tolist() == [3, 6]

@@ -21,7 +21,7 @@ import torch
 from ..errors import OperationError
 from .apply import NO_TABLES, apply_kop, generator_overlap, layer_passes, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
-from .gates import GATES, gate_generator, gate_matrix
+from .gates import GATES, gate_generator, gate_matrices_np
 from .cache import keep_buffers, spare_buffers
 from .memory import check_memory
 from .observables import apply_observable
@@ -104,18 +104,12 @@ def _layer_start(ops, i, first) -> int:
     return j + 1
 
 
-def _matrix_np(op, *, dtype, device) -> np.ndarray:
-    """The (P, 2, 2) complex128 numpy matrix of a 1-qubit IR operation."""
-    m = gate_matrix(op.name, op.params, 1, dtype, device, op.adjoint)
-    return m.detach().resolve_conj().cpu().numpy().astype(np.complex128, copy=False)
-
-
 def _generator_2x2(op) -> np.ndarray:
     g = gate_generator(op.name, 1, op.adjoint)
     return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
 
 
-def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=True, perm=None, spare=None):
+def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, spare=None):
     """Backward step over ops[j..i] (1-qubit gates), on planes (:mod:`.fastplanar`), in the passes
     of :func:`~qhybrid.sim.apply.layer_passes` (gates on different wires commute, so each pass
     takes its own wires).
@@ -134,7 +128,8 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
     runs: dict = {}
     for k in range(j, i + 1):
         runs.setdefault(ops[k].wires[0], []).append(k)
-    invs, derivs = [], []
+    mats = gate_matrices_np(ops[j:i + 1], 1)
+    invs, derivs = [], []  # derivs: (run, column, S G S^+)
     eye = np.eye(2, dtype=np.complex128)[None]
     for r, idx in enumerate(runs.values()):
         S = eye
@@ -142,7 +137,7 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
             op = ops[k]
             if op.trainable:
                 derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
-            S = S @ _matrix_np(op, dtype=dtype, device=device)
+            S = S @ mats[k - j]
         invs.append(S.conj().transpose(0, 2, 1))
     P = max(m.shape[0] for m in invs)
     invs = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ket.numpy().dtype)
@@ -163,9 +158,12 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, dtype, device, undo=Tr
         if undo:  # the first pass has written the (permuted) states: the next read them in place
             src = dst
             tables = NO_TABLES
-    for r, col, mk in derivs:  # sum_ab M[b, a] R[a, b], M broadcast over the batch rows
-        val = (mk.transpose(0, 2, 1)[None] * ov[:, :, r].reshape(ov.shape[0], ov.shape[1], 2, 2)).sum((-1, -2))
-        jac[:, col, :] = torch.from_numpy(-2.0 * val.imag)
+    if derivs:  # sum_ab M[b, a] R[a, b] per derivative, M broadcast over the batch rows
+        Pd = max(d[2].shape[0] for d in derivs)
+        Mt = np.stack([np.broadcast_to(d[2], (Pd, 2, 2)) for d in derivs], axis=1).transpose(0, 1, 3, 2)
+        R = ov[:, :, [d[0] for d in derivs]].reshape(ov.shape[0], ov.shape[1], len(derivs), 2, 2)
+        val = (Mt[None] * R).sum((-1, -2))  # (M, B, D)
+        jac[:, [d[1] for d in derivs], :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
     return bra_all, ket
 
 
@@ -241,8 +239,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         j = lj
         if j < i:
             undo = j > first
-            new_bra_all, new_ket = _layer_step(ops, j, i, cols, bra_all, ket, jac, n, dtype=dtype, device=device,
-                                               undo=undo, perm=pending, spare=spare)
+            new_bra_all, new_ket = _layer_step(ops, j, i, cols, bra_all, ket, jac, n, undo=undo,
+                                               perm=pending, spare=spare)
             if new_ket is not ket:  # the states moved to the spare buffers, which take the old ones
                 spare = (bra_all, ket)
                 bra_all, ket = new_bra_all, new_ket

@@ -49,20 +49,47 @@ def _term_at(dh, t, coeffs, xmasks, zmasks, L):
     return sh, (-coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t])
 
 
-def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
-    """``out[b] += sum_t coeffs[t] P_t state[b]`` for many Pauli words in one pass over ``out``.
+@njit(inline="always")
+def _sum_terms(tgt, t, t1, dh, row, signs, coeffs, xmasks, zmasks, L):
+    """``tgt[j] += sum_{t <= u < t1} c_u sign_u[j] row[source_u + j]`` (terms of one ``xl``, in
+    their source frame): contiguous loops, four terms per loop."""
+    while t + 4 <= t1:
+        sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
+        sb, cb = _term_at(dh, t + 1, coeffs, xmasks, zmasks, L)
+        sc, cc = _term_at(dh, t + 2, coeffs, xmasks, zmasks, L)
+        sd, cd = _term_at(dh, t + 3, coeffs, xmasks, zmasks, L)
+        qa, qb, qc, qd = signs[t], signs[t + 1], signs[t + 2], signs[t + 3]
+        ra, rb, rc, rd = row[sa:sa + L], row[sb:sb + L], row[sc:sc + L], row[sd:sd + L]
+        for j in range(L):
+            tgt[j] += ((ca * qa[j]) * ra[j] + (cb * qb[j]) * rb[j]) \
+                + ((cc * qc[j]) * rc[j] + (cd * qd[j]) * rd[j])
+        t += 4
+    while t < t1:
+        sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
+        qa = signs[t]
+        ra = row[sa:sa + L]
+        for j in range(L):
+            tgt[j] += (ca * qa[j]) * ra[j]
+        t += 1
+
+
+def pauli_sum_accumulate(out, state, coeffs, imag, xmasks, zmasks, gstart, gimag, L):
+    """``out[b] += sum_t c_t P_t state[b]`` for many Pauli words in one pass over ``out``, where
+    ``c_t = coeffs[t]`` (real), times ``i`` where ``imag[t]``: a real factor times a complex
+    amplitude vectorizes, a complex one does not.
 
     Per ``L``-amplitude output chunk (in cache), every term reads its source chunk
     ``(chunk ^ x) & ~(L-1)`` at ``lo ^ xl`` (``xl`` the low bits of its X mask). Terms come
-    grouped by ``xl`` (``gstart``: group bounds, see :func:`sort_pauli_terms`); a group of
-    several terms sums its sources in the source frame with contiguous (vectorized) loops,
-    four terms per loop (one load and store of the sum per four terms), into a buffer
-    ``A[j]`` and adds it permuted, ``acc[lo] += A[lo ^ xl]``, once; the ``xl = 0`` group
-    adds straight into the chunk; a lone term gathers directly."""
+    grouped by ``xl`` (``gstart``: group bounds; the group's imaginary terms from ``gimag[g]``
+    on, see :func:`sort_pauli_terms`); a group of several terms sums its sources in the source
+    frame with contiguous (vectorized) loops, four terms per loop (one load and store of the
+    sum per four terms), the real terms into a buffer ``A``, the imaginary ones into ``Ai``,
+    and adds them permuted, ``acc[lo] += A[lo ^ xl] + i Ai[lo ^ xl]``, once; the real terms of
+    the ``xl = 0`` group add straight into the chunk; a lone term gathers directly."""
     B, N = state.shape
     T = coeffs.shape[0]
     G = gstart.shape[0] - 1
-    signs = np.empty((T, L))
+    signs = np.empty((T, L), dtype=coeffs.dtype)
     for t in range(T):
         signs[t] = _sign_table(L, zmasks[t] & (L - 1))
     nchunk = N // L
@@ -73,55 +100,57 @@ def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, L):
             dh = h * L
             acc = np.zeros(L, dtype=orow.dtype)
             A = np.empty(L, dtype=orow.dtype)
+            Ai = np.empty(L, dtype=orow.dtype)
             for g in range(G):
                 t0 = gstart[g]
+                tm = gimag[g]
                 t1 = gstart[g + 1]
                 xl = xmasks[t0] & (L - 1)
                 if xl != 0 and t1 - t0 == 1:
                     sh, c = _term_at(dh, t0, coeffs, xmasks, zmasks, L)
                     st = signs[t0]
-                    for lo in range(L):
-                        s = lo ^ xl
-                        acc[lo] += (c * st[s]) * row[sh + s]
+                    if imag[t0]:
+                        for lo in range(L):
+                            s = lo ^ xl
+                            v = (c * st[s]) * row[sh + s]
+                            acc[lo] += complex(-v.imag, v.real)
+                    else:
+                        for lo in range(L):
+                            s = lo ^ xl
+                            acc[lo] += (c * st[s]) * row[sh + s]
                     continue
-                tgt = acc
                 if xl != 0:
                     A[:] = 0
-                    tgt = A
-                t = t0
-                while t + 4 <= t1:
-                    sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
-                    sb, cb = _term_at(dh, t + 1, coeffs, xmasks, zmasks, L)
-                    sc, cc = _term_at(dh, t + 2, coeffs, xmasks, zmasks, L)
-                    sd, cd = _term_at(dh, t + 3, coeffs, xmasks, zmasks, L)
-                    qa, qb, qc, qd = signs[t], signs[t + 1], signs[t + 2], signs[t + 3]
-                    ra, rb, rc, rd = row[sa:sa + L], row[sb:sb + L], row[sc:sc + L], row[sd:sd + L]
-                    for j in range(L):
-                        tgt[j] += ((ca * qa[j]) * ra[j] + (cb * qb[j]) * rb[j]) \
-                            + ((cc * qc[j]) * rc[j] + (cd * qd[j]) * rd[j])
-                    t += 4
-                while t < t1:
-                    sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
-                    qa = signs[t]
-                    ra = row[sa:sa + L]
-                    for j in range(L):
-                        tgt[j] += (ca * qa[j]) * ra[j]
-                    t += 1
+                    _sum_terms(A, t0, tm, dh, row, signs, coeffs, xmasks, zmasks, L)
+                else:
+                    _sum_terms(acc, t0, tm, dh, row, signs, coeffs, xmasks, zmasks, L)
+                Ai[:] = 0
+                _sum_terms(Ai, tm, t1, dh, row, signs, coeffs, xmasks, zmasks, L)
                 if xl != 0:
                     for lo in range(L):
-                        acc[lo] += A[lo ^ xl]
+                        u = A[lo ^ xl]
+                        v = Ai[lo ^ xl]
+                        acc[lo] += complex(u.real - v.imag, u.imag + v.real)
+                elif tm < t1:
+                    for lo in range(L):
+                        v = Ai[lo]
+                        acc[lo] += complex(-v.imag, v.real)
             for lo in range(L):
                 orow[dh + lo] += acc[lo]
 
 
-def sort_pauli_terms(xmasks, L):
-    """(order, gstart) for :func:`pauli_sum_accumulate`: terms grouped by the low bits of their X
-    mask (then by the high bits, so terms reading the same source chunk run back to back)."""
+def sort_pauli_terms(xmasks, imag, L):
+    """(order, gstart, gimag) for :func:`pauli_sum_accumulate`: terms grouped by the low bits of
+    their X mask (``gstart``: group bounds), real terms first in each group (``gimag[g]``: where
+    its imaginary ones start), then by the high bits (terms reading the same source chunk run
+    back to back)."""
     low = xmasks & (L - 1)
-    order = np.lexsort((xmasks >> (L.bit_length() - 1), low))
+    order = np.lexsort((xmasks >> (L.bit_length() - 1), imag, low))
     sl = low[order]
     gstart = np.concatenate(([0], np.nonzero(np.diff(sl))[0] + 1, [len(sl)])).astype(np.int64)
-    return order, gstart
+    real = np.concatenate(([0], np.cumsum(imag[order] == 0)))  # real terms before each position
+    gimag = (gstart[:-1] + real[gstart[1:]] - real[gstart[:-1]]).astype(np.int64)
+    return order, gstart, gimag
 
 
 def zdiag_accumulate(out, coeff, zmask):

@@ -291,15 +291,40 @@ def gate_diagonal(name: str, params, k: int, dtype, device, adjoint: bool = Fals
 
 def gate_matrix(name: str, params, k: int, dtype, device, adjoint: bool = False) -> torch.Tensor:
     """The ``(P, 2**k, 2**k)`` matrix of any gate in the table (its adjoint on request)."""
+    return _torch(_matrix_np(name, _params(params), k, adjoint), dtype, device)
+
+
+def gate_matrices_np(ops, k: int) -> list:
+    """The ``(P, 2**k, 2**k)`` complex numpy matrix of each IR operation in ``ops`` (gates on ``k``
+    wires, each its adjoint on request), as ``gate_matrix`` builds them: the gates of one name
+    whose parameters are plain numbers are evaluated in one batched call (a layer of rotations
+    costs a few numpy calls instead of one per gate)."""
+    out: list = [None] * len(ops)
+    groups: dict = {}
+    for i, op in enumerate(ops):
+        ps = _params(op.params)
+        if all(p.shape == (1,) for p in ps):
+            groups.setdefault((op.name, op.adjoint), []).append((i, ps))
+        else:
+            out[i] = _matrix_np(op.name, ps, k, op.adjoint)
+    for (name, adjoint), members in groups.items():
+        ps = [np.concatenate([m[1][j] for m in members]) for j in range(len(members[0][1]))]
+        mats = np.broadcast_to(_matrix_np(name, ps, k, adjoint), (len(members), 2**k, 2**k))
+        for j, (i, _) in enumerate(members):
+            out[i] = mats[j:j + 1]
+    return out
+
+
+def _matrix_np(name: str, ps: list, k: int, adjoint: bool) -> np.ndarray:
     gate = GATES[name]
     if gate.matrix is None:
-        d = gate.diagonal(_params(params), k)
+        d = gate.diagonal(ps, k)
         m = np.zeros(d.shape + (d.shape[-1],), dtype=complex)
         idx = np.arange(d.shape[-1])
         m[:, idx, idx] = d
     else:
-        m = gate.matrix(_params(params), k)
-    return _torch(np.swapaxes(m, -1, -2).conj() if adjoint else m, dtype, device)
+        m = gate.matrix(ps, k)
+    return np.swapaxes(m, -1, -2).conj() if adjoint else m
 
 
 def gate_generator(name: str, k: int, adjoint: bool = False) -> Optional[np.ndarray]:

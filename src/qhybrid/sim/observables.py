@@ -130,15 +130,17 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
         else:
             out.copy_(state)
             out.mul_(d.to(state.real.dtype))
-    if fastp and other:
-        cf = np.array([c for c, _, _ in other], dtype=np.complex128).astype(state.numpy().dtype)
-        xs = np.array([x for _, x, _ in other], dtype=np.int64)
-        zs = np.array([z for _, _, z in other], dtype=np.int64)
+    if fastp and other:  # a complex coefficient as a real and an imaginary term (see the kernel)
+        parts = [(v, k, x, z) for c, x, z in other for k, v in enumerate((c.real, c.imag)) if v != 0]
+        cf = np.array([p[0] for p in parts], dtype=state.numpy().real.dtype)
+        im = np.array([p[1] for p in parts], dtype=np.int64)
+        xs = np.array([p[2] for p in parts], dtype=np.int64)
+        zs = np.array([p[3] for p in parts], dtype=np.int64)
         L = min(state.shape[1], PAULI_CHUNK)
-        order, gstart = sort_pauli_terms(xs, L)
+        order, gstart, gimag = sort_pauli_terms(xs, im, L)
         _fk.kernel("pauli_sum_accumulate", state.shape[1])(
-            out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(xs[order]),
-            np.ascontiguousarray(zs[order]), gstart, L)
+            out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(im[order]),
+            np.ascontiguousarray(xs[order]), np.ascontiguousarray(zs[order]), gstart, gimag, L)
     elif other:
         for c, x, z in other:
             out.add_(_pauli_apply_t(state, x, z), alpha=c)
