@@ -108,3 +108,21 @@ def test_pauli_terms_sorted_into_groups_real_first():
     assert [xs[order[a:b]].tolist() for a, b in zip(gstart[:-1], gstart[1:])] == [[1, 17, 25, 1, 9], [10, 2]]
     assert [imag[order[a:b]].tolist() for a, b in zip(gstart[:-1], gstart[1:])] == [[0, 0, 0, 1, 1], [0, 1]]
     assert gimag.tolist() == [3, 6]
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_lone_words_by_run_length(rng, dtype):
+    """Words alone in their group of low X bits (on 11 wires, bit b = wire 10 - b): the lowest
+    X bit 3..6 (runs of 8..64 amplitudes, taken run by run) and 0..2 (amplitude by amplitude),
+    real and imaginary (Y) phases, a complex coefficient; then a pair sharing its low X bits."""
+    words = [((7, "X"),), ((6, "Y"),), ((5, "X"), (10, "Z")), ((4, "Y"), (0, "X")), ((10, "X"),),
+             ((9, "Y"), (2, "Z")), ((7, "X"), (5, "Y")), ((8, "X"), (1, "Y"), (3, "Z"))]
+    coeffs = [0.7, -1.3, 0.4 + 0.9j, 1.1, -0.6, 0.8, -0.2j, 0.5]
+    n = 11
+    psi = _state(n, 2, rng, dtype)
+    for extra in ((), (PauliTerm(0.3, ((7, "X"), (1, "Z"))), PauliTerm(-0.9, ((7, "Y"), (0, "Y"))))):
+        obs = Observable(tuple(PauliTerm(complex(c), w) for c, w in zip(coeffs, words)) + extra)
+        ref = apply_observable(psi.to(torch.complex128), obs, n, fast=False)
+        got = apply_observable(psi, obs, n, fast=True)
+        np.testing.assert_allclose(got.to(torch.complex128).numpy(), ref.numpy(),
+                                   atol=1e-10 if dtype == torch.complex128 else 1e-5)

@@ -49,6 +49,10 @@ def _term_at(dh, t, coeffs, xmasks, zmasks, L):
     return sh, (-coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t])
 
 
+#: Runs from which the permuted loops of :func:`pauli_sum_accumulate` go run by run.
+VECTOR_RUN = 8
+
+
 @njit(inline="always")
 def _sum_terms(tgt, t, t1, dh, row, signs, coeffs, xmasks, zmasks, L):
     """``tgt[j] += sum_{t <= u < t1} c_u sign_u[j] row[source_u + j]`` (terms of one ``xl``, in
@@ -106,10 +110,25 @@ def pauli_sum_accumulate(out, state, coeffs, imag, xmasks, zmasks, gstart, gimag
                 tm = gimag[g]
                 t1 = gstart[g + 1]
                 xl = xmasks[t0] & (L - 1)
+                r = xl & -xl  # lo ^ xl maps runs of r amplitudes onto runs: from 8 on, loop per run
                 if xl != 0 and t1 - t0 == 1:
                     sh, c = _term_at(dh, t0, coeffs, xmasks, zmasks, L)
                     st = signs[t0]
-                    if imag[t0]:
+                    im = imag[t0]
+                    if r >= VECTOR_RUN:
+                        for base in range(0, L, r):
+                            sb = base ^ xl
+                            a = acc[base:base + r]
+                            q = st[sb:sb + r]
+                            src = row[sh + sb:sh + sb + r]
+                            if im:
+                                for j in range(r):
+                                    v = (c * q[j]) * src[j]
+                                    a[j] += complex(-v.imag, v.real)
+                            else:
+                                for j in range(r):
+                                    a[j] += (c * q[j]) * src[j]
+                    elif im:
                         for lo in range(L):
                             s = lo ^ xl
                             v = (c * st[s]) * row[sh + s]
@@ -126,7 +145,15 @@ def pauli_sum_accumulate(out, state, coeffs, imag, xmasks, zmasks, gstart, gimag
                     _sum_terms(acc, t0, tm, dh, row, signs, coeffs, xmasks, zmasks, L)
                 Ai[:] = 0
                 _sum_terms(Ai, tm, t1, dh, row, signs, coeffs, xmasks, zmasks, L)
-                if xl != 0:
+                if xl != 0 and r >= VECTOR_RUN:
+                    for base in range(0, L, r):
+                        sb = base ^ xl
+                        a = acc[base:base + r]
+                        u = A[sb:sb + r]
+                        v = Ai[sb:sb + r]
+                        for j in range(r):
+                            a[j] += complex(u[j].real - v[j].imag, u[j].imag + v[j].real)
+                elif xl != 0:
                     for lo in range(L):
                         u = A[lo ^ xl]
                         v = Ai[lo ^ xl]
