@@ -8,8 +8,11 @@ Three workloads, each one energy + adjoint gradient through a PennyLane QNode:
 - ``ham``:  200 random Pauli words on 20 qubits, hardware-efficient ansatz
   (target: 10x).
 
-For each size: one warm-up call, then the median of ``--repeats`` calls, for
-qhybrid and for the peer in the same process, and the ratio peer / qhybrid.
+For each size: one warm-up call, then the median of ``--repeats`` timed calls, for
+qhybrid and for the peer in the same process, the two devices taking turns, and
+the ratio peer / qhybrid. A timed call is the second of two in a row (the device
+back in its steady state after the other's turn) with the garbage collector off,
+as ``timeit`` does (see :func:`timed`).
 A device whose time at the next size is predicted past its budget
 (``--peer-budget`` for the peer, ``--budget`` for qhybrid) is skipped there;
 a first call slower than a third of the budget is reported as one run. The table goes to stdout (markdown), the rows to
@@ -140,18 +143,16 @@ def prepare(name: str, n: int, device):
     return run, energy, grad, time.perf_counter() - t0
 
 
-#: Untimed pause before each timed call: the other device's OpenMP workers spin for a few
-#: milliseconds after its call (libgomp's default wait) and would otherwise run into this one.
-SETTLE_S = 0.05
-
-
-def timed(fn) -> float:
-    """Wall time of one call of ``fn``, as ``timeit`` takes it: the garbage of earlier calls
-    collected first and the collector off during the call (a collection of the ~400k objects
-    PennyLane, torch and numba keep alive costs ~0.2 s whichever device happens to trigger it),
-    after :data:`SETTLE_S` of quiet."""
+def timed(fn, *, warm: bool = True) -> float:
+    """Wall time of the second of two consecutive calls of ``fn``, the second as ``timeit`` takes
+    it: the garbage of earlier calls collected first and the collector off during the call (a
+    collection of the ~400k objects PennyLane, torch and numba keep alive costs ~0.2 s
+    whichever device happens to trigger it). The first, untimed call brings the device back to
+    the state a user's loop keeps it in (its buffers in cache, the other device's OpenMP
+    workers asleep): right after the other device's calls our 20-qubit call took ~0.25 s, in
+    a loop of its own ~0.18 s."""
+    fn()
     gc.collect()
-    time.sleep(SETTLE_S)
     gc.disable()
     try:
         t0 = time.perf_counter()
@@ -162,14 +163,14 @@ def timed(fn) -> float:
 
 
 def interleaved_medians(runs: list, repeats: list) -> list:
-    """Median wall time of each callable (:func:`timed`), the calls alternating round by round
-    (``repeats[i]`` calls of ``runs[i]``, in the first rounds): a busy spell on these shared
-    machines falls on both sides instead of on whichever was being timed."""
+    """Median wall time of each callable (:func:`timed`), the callables alternating round by
+    round (``repeats[i]`` timings of ``runs[i]``, in the first rounds): a busy spell on these
+    shared machines falls on both sides instead of on whichever was being timed."""
     times = [[] for _ in runs]
     for r in range(max(repeats, default=0)):
         for i, fn in enumerate(runs):
             if r < repeats[i]:
-                times[i].append(timed(fn))
+                times[i].append(timed(fn, warm=repeats[i] > 1))
     return [statistics.median(t) if t else None for t in times]
 
 
@@ -279,7 +280,8 @@ def main(argv=None) -> int:
     for line in machine_info():
         print(f"- {line}")
     print(f"- device {args.device} vs {args.peer}, {args.dtype}, median of {args.repeats} "
-          f"after one warm-up, the two devices' calls alternating; one call = energy + adjoint gradient\n")
+          f"after one warm-up, the two devices taking turns, each timed call the second of two in a row, "
+          f"collector off; one call = energy + adjoint gradient\n")
     header = ["benchmark", "n", f"{args.device} s", f"{args.peer} s", "ratio", "target",
               "energy", "max |Δ|", "note"]
     print("| " + " | ".join(header) + " |")
