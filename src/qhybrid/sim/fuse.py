@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .apply import KOp
-from .gates import GATES, gate_diagonal, gate_matrix
+from .gates import GATES, gate_diagonal, gate_matrices_np, gate_matrix
 
 #: Gates whose diagonal is exp(-i theta/2 * Z...Z) on their wires.
 ZROT = {"RZ", "IsingZZ", "MultiRZ"}
@@ -175,16 +175,19 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
     if not fuse:
         return [kop_for(op, n, dtype=dtype, device=device) for op in ops if op.name != "Identity"]
     out: list[KOp] = []
-    pend1: dict[int, torch.Tensor] = {}
+    pend1: dict[int, np.ndarray] = {}  # wire -> (P, 2, 2) complex128, multiplied in numpy
     diag_ops: list = []
     diag_wires: set = set()
+    ones = [op for op in ops if len(op.wires) == 1 and op.name != "Identity"]
+    mats1 = dict(zip(map(id, ones), gate_matrices_np(ones, 1)))  # one numpy call per gate name
 
     def flush1(wires):
         # if any of ``wires`` has a pending 2x2, emit them all: they commute with what follows
         # on other wires, and one layer runs as one blocked pass
         if any(w in pend1 for w in wires):
             for w in list(pend1):
-                out.append(KOp("dense", (w,), pend1.pop(w).contiguous()))
+                m = torch.from_numpy(np.ascontiguousarray(pend1.pop(w)))
+                out.append(KOp("dense", (w,), m.to(device=device, dtype=dtype)))
 
     def flush_diag():
         if not diag_ops:
@@ -220,9 +223,9 @@ def lower(ops, n: int, *, dtype=torch.complex128, device="cpu", fuse: bool = Tru
         if len(ws) == 1 and (not gate.is_diagonal or ws[0] in pend1 or not diag_ops):
             if ws[0] in diag_wires:
                 flush_diag()
-            m = gate_matrix(op.name, op.params, 1, dtype, device, op.adjoint)
+            m = mats1[id(op)]
             prev = pend1.get(ws[0])
-            pend1[ws[0]] = m if prev is None else torch.matmul(m, prev)
+            pend1[ws[0]] = m if prev is None else np.matmul(m, prev)
         elif gate.is_diagonal:
             flush1(ws)
             diag_ops.append(op)

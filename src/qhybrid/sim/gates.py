@@ -296,9 +296,9 @@ def gate_matrix(name: str, params, k: int, dtype, device, adjoint: bool = False)
 
 def gate_matrices_np(ops, k: int) -> list:
     """The ``(P, 2**k, 2**k)`` complex numpy matrix of each IR operation in ``ops`` (gates on ``k``
-    wires, each its adjoint on request), as ``gate_matrix`` builds them: the gates of one name
-    whose parameters are plain numbers are evaluated in one batched call (a layer of rotations
-    costs a few numpy calls instead of one per gate)."""
+    wires, each its adjoint on request), as ``gate_matrix`` builds them, each the caller's to
+    keep: the gates of one name whose parameters are plain numbers are evaluated in one batched
+    call (a layer of rotations costs a few numpy calls instead of one per gate)."""
     out: list = [None] * len(ops)
     groups: dict = {}
     for i, op in enumerate(ops):
@@ -306,10 +306,12 @@ def gate_matrices_np(ops, k: int) -> list:
         if all(p.shape == (1,) for p in ps):
             groups.setdefault((op.name, op.adjoint), []).append((i, ps))
         else:
-            out[i] = _matrix_np(op.name, ps, k, op.adjoint)
+            out[i] = np.array(_matrix_np(op.name, ps, k, op.adjoint), dtype=complex)
     for (name, adjoint), members in groups.items():
         ps = [np.concatenate([m[1][j] for m in members]) for j in range(len(members[0][1]))]
-        mats = np.broadcast_to(_matrix_np(name, ps, k, adjoint), (len(members), 2**k, 2**k))
+        # a copy: constant gates hand out the table's own array, and the caller may write
+        mats = np.array(np.broadcast_to(_matrix_np(name, ps, k, adjoint), (len(members), 2**k, 2**k)),
+                        dtype=complex)
         for j, (i, _) in enumerate(members):
             out[i] = mats[j:j + 1]
     return out
