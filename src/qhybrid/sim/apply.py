@@ -3,7 +3,8 @@
 A :class:`KOp` is a gate ready to run: a ``(P, d, d)`` dense block or a
 ``(P, d)`` diagonal on ``wires``, a phase lookup (``table[P, m]`` indexed by
 a cached ``index[2**n]``), or a run of CNOTs / SWAPs as one index permutation
-(``perm``: one gather pass through a scratch buffer). ``apply_kop(state, kop, n)`` updates ``state``
+(``perm``: one gather pass into a scratch buffer and a copy back, or into a spare buffer
+that then holds the state, see :func:`permute_into`). ``apply_kop(state, kop, n)`` updates ``state``
 (``(B, 2**n)``) in place. On CPU with ``fast=True`` the numba kernels of
 :mod:`qhybrid.sim.fastkernels` run (one pass per gate); otherwise the torch
 reference path (``kernels.apply_matrix`` and broadcast multiplies), which is
@@ -70,13 +71,23 @@ def scratch_buffer(N: int, dtype, cache=None) -> np.ndarray:
     return buf
 
 
+def permute_into(out: torch.Tensor, state: torch.Tensor, kop: KOp) -> torch.Tensor:
+    """``out`` (another buffer) <- the ``perm`` KOp applied to ``state``, in one gather pass
+    (fast path): the caller's spare buffer then holds the state, no copy back."""
+    _fk.kernel("permute_into", state.shape[1])(out.numpy(), state.numpy(), kop.data[0])
+    return out
+
+
 def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, cache=None) -> torch.Tensor:
     """Apply ``kop`` to ``state`` (B, 2**n) in place and return it (``cache`` holds scratch)."""
     k = len(kop.wires)
     if kop.kind == "perm":
         if use_fast(state, fast):
             st = state.numpy()
-            _fk.kernel("permute_gather", st.shape[1])(st, scratch_buffer(st.shape[1], st.dtype, cache), kop.data[0])
+            scratch = scratch_buffer(st.shape[1], st.dtype, cache)[None]
+            for b in range(st.shape[0]):  # through one row of scratch, then back
+                _fk.kernel("permute_into", st.shape[1])(scratch, st[b:b + 1], kop.data[0])
+                state[b].copy_(torch.from_numpy(scratch[0]))
         else:
             for sub in kop.index:
                 apply_kop(state, sub, n, fast=fast)

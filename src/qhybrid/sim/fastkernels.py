@@ -140,22 +140,21 @@ def swap_pairs(state, s0, s1, ctrl):
             row[q] = t
 
 
-def permute_gather(state, scratch, tables):
-    """``state[b, j] <- state[b, h(j)]`` for a GF(2)-linear index map ``h`` (a run of CNOTs and
-    SWAPs), through ``scratch`` (N,): ``h(j) = t[0][j & 1023] ^ t[1][(j >> 10) & 1023] ^ ...``
-    over the ten-bit digits of j, so a 1024-chunk reads one high part and the small table."""
+def permute_into(out, state, tables):
+    """``out[b, j] = state[b, h(j)]`` for a GF(2)-linear index map ``h`` (a run of CNOTs and SWAPs;
+    ``out`` another buffer): ``h(j) = t[0][j & 1023] ^ t[1][(j >> 10) & 1023] ^ ...`` over the
+    ten-bit digits of j, so a 1024-chunk reads one high part and the small table."""
     B, N = state.shape
     L = min(N, 1024)
     t0 = tables[0]
     for b in range(B):
         row = state[b]
+        orow = out[b]
         for h in prange(N // L):
             j = h * L
             base = tables[1, (j >> 10) & 1023] ^ tables[2, (j >> 20) & 1023] ^ tables[3, (j >> 30) & 1023]
             for lo in range(L):
-                scratch[j + lo] = row[base ^ t0[lo]]
-        for j in prange(N):
-            row[j] = scratch[j]
+                orow[j + lo] = row[base ^ t0[lo]]
 
 
 def _compile():
@@ -179,7 +178,7 @@ def _renamed(f, suffix):
 
 
 #: Names of the kernels, each compiled serial and threaded on first use.
-KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'pauli_sum_accumulate', 'permute_gather', 'apply_layer_planar', 'adjoint_layer_planar']
+KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'pauli_sum_accumulate', 'permute_into', 'apply_layer_planar', 'adjoint_layer_planar']
 _PAR: dict = {}
 _SER: dict = {}
 

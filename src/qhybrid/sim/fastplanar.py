@@ -43,7 +43,7 @@ def _bases(row_start, offs, tables, base, lo0):
 def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
     """Chunk -> planes: amplitude ``start + offs[h] + j`` (``j < W``) to plane index ``h W + j``,
     or ``j nrows + h`` when ``colmajor``; read through the index permutation ``tables`` (its four
-    ten-bit digit tables, see :func:`qhybrid.sim.fastkernels.permute_gather`) when that is
+    ten-bit digit tables, see :func:`qhybrid.sim.fastkernels.permute_into`) when that is
     (4, 1024): ``row[h(start + offs[h] + j)]``."""
     R = offs.shape[0]
     if tables.shape[0] > 0:

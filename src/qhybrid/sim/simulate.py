@@ -10,15 +10,15 @@ Example::
 
 Everything is in place on one preallocated state (a CNOT ladder followed by a
 layer of 1-qubit gates is read through by the layer into a spare buffer kept in
-the cache, then the two swap roles); the memory a run needs is checked before
-the state is allocated.
+the cache, a ladder alone gathered into it, then the two swap roles); the memory
+a run needs is checked before the state is allocated.
 """
 from __future__ import annotations
 
 import torch
 
 from .fuse import lower
-from .apply import apply_kop, apply_layer, use_fast
+from .apply import apply_kop, apply_layer, permute_into, use_fast
 from .measure import measure
 from .cache import keep_buffers, spare_buffers
 from .memory import check_memory
@@ -60,11 +60,15 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
     k = 0
     while k < len(kops):
         kop = kops[k]
-        if spare is not None and kop.kind == "perm" and k + 1 < len(kops) and kops[k + 1].kind == "layer":
-            # a CNOT ladder then a layer: the layer reads through the ladder into the spare buffer
-            apply_layer(spare, kops[k + 1], n, fast=fast, perm=kop, src=state)
+        if spare is not None and kop.kind == "perm":
+            if k + 1 < len(kops) and kops[k + 1].kind == "layer":
+                # a CNOT ladder then a layer: the layer reads through the ladder into the spare buffer
+                apply_layer(spare, kops[k + 1], n, fast=fast, perm=kop, src=state)
+                k += 2
+            else:  # a ladder alone: gathered into the spare buffer
+                permute_into(spare, state, kop)
+                k += 1
             state, spare = spare, state
-            k += 2
             continue
         apply_kop(state, kop, n, fast=fast, cache=cache)
         k += 1
