@@ -145,6 +145,36 @@ def test_ladders_read_through_by_the_next_layer(rng, dtype):
     assert any(k[0] == "adjoint_spare" for k in cache._items)
 
 
+@pytest.mark.parametrize("n", [2, 3, 9, 16])
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_first_layer_on_zero_state_from_the_bras_alone(rng, n, dtype):
+    """A circuit that starts with 1-qubit gates on |0...0>: that layer's derivatives come from the
+    bras contracted with the product state (no planar pass). Covered: runs of several gates on
+    one wire (RZ RY RZ, a constant gate, a non-trainable gate), wires the layer leaves out, a
+    broadcast batch, two observables, with a cache (the ladder after the layer gathered into
+    the spare buffer) and without (applied in place)."""
+    batch = 3
+    ops = []
+    for w in range(n):
+        if w == 1:
+            continue  # |0> on this wire
+        ops.append(Operation("RZ", (w,), (float(rng.uniform(-3, 3)),), (0,)))
+        ops.append(Operation("RY", (w,), (rng.uniform(-3, 3, size=batch) if w == 0 else float(rng.uniform(-3, 3)),), (0,)))
+        if w % 3 == 2:
+            ops.append(Operation("Hadamard", (w,)))
+        ops.append(Operation("RX", (w,), (float(rng.uniform(-3, 3)),), (0,) if w % 2 else ()))
+    ops += [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)] if n > 2 else [Operation("CNOT", (0, 1))]
+    ops += [Operation("RY", (w,), (float(rng.uniform(-3, 3)),), (0,)) for w in range(n)]
+    c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=6)),
+                              Measurement("expval", Observable.pauli({"X": 0.7}, wires=(n - 1,)))])
+    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    assert ref.shape[2] == batch
+    tol = 1e-10 if dtype == torch.complex128 else 2e-5
+    for cache in (None, Cache()):
+        got = adjoint_jacobian(c, dtype=dtype, cache=cache)
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=tol)
+
+
 def test_complex64_tolerance(rng):
     n = 4
     c = make_circuit(n, random_ops(n, 20, rng), [Measurement("expval", _obs(n, rng))])

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..errors import OperationError
-from .apply import NO_TABLES, apply_kop, generator_overlap, layer_passes, use_fast
+from .apply import NO_TABLES, apply_kop, generator_overlap, layer_passes, permute_into, use_fast
 from .fuse import _PERMUTATIONS, PERM_MIN, ZROT, kop_for, lower, perm_kop
 from .gates import GATES, gate_generator, gate_matrices_np
 from .cache import keep_buffers, spare_buffers
@@ -109,6 +109,41 @@ def _generator_2x2(op) -> np.ndarray:
     return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
 
 
+def _layer_runs(ops, j, i, cols):
+    """The runs of 1-qubit gates ops[j..i] per wire: ``(wires, S, derivs)``: each wire's run
+    ``S = g_m ... g_1`` ((R, P, 2, 2) complex128, P = 1 or the batch) and, per trainable gate k,
+    ``(run, column, S_k G S_k^+)`` with ``S_k = g_m ... g_{k+1}`` (see :func:`_layer_step`)."""
+    runs: dict = {}
+    for k in range(j, i + 1):
+        runs.setdefault(ops[k].wires[0], []).append(k)
+    mats = gate_matrices_np(ops[j:i + 1], 1)
+    whole, derivs = [], []
+    eye = np.eye(2, dtype=np.complex128)[None]
+    for r, idx in enumerate(runs.values()):
+        S = eye
+        for k in reversed(idx):
+            op = ops[k]
+            if op.trainable:
+                derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
+            S = S @ mats[k - j]
+        whole.append(S)
+    P = max(m.shape[0] for m in whole)
+    return list(runs), np.stack([np.broadcast_to(m, (P, 2, 2)) for m in whole]), derivs
+
+
+def _run_derivatives(derivs, ov, jac) -> None:
+    """``jac[:, column, :] = -2 Im tr(M R^T)`` for each ``(run, column, M)`` of
+    :func:`_layer_runs`, ``ov`` (M, B, R, 4) the runs' cross terms ``R[a, b] = sum ket_a
+    conj(bra_b)`` (R00, R01, R10, R11), M broadcast over the batch rows."""
+    if not derivs:
+        return
+    Pd = max(d[2].shape[0] for d in derivs)
+    Mt = np.stack([np.broadcast_to(d[2], (Pd, 2, 2)) for d in derivs], axis=1).transpose(0, 1, 3, 2)
+    R = ov[:, :, [d[0] for d in derivs]].reshape(ov.shape[0], ov.shape[1], len(derivs), 2, 2)
+    val = (Mt[None] * R).sum((-1, -2))  # (M, B, D)
+    jac[:, [d[1] for d in derivs], :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
+
+
 def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, spare=None):
     """Backward step over ops[j..i] (1-qubit gates), on planes (:mod:`.fastplanar`), in the passes
     of :func:`~qhybrid.sim.apply.layer_passes` (gates on different wires commute, so each pass
@@ -125,23 +160,9 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, 
     ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. With ``undo`` false (no
     trainable gate before the layer) only the cross terms are read, nothing is undone."""
     N = ket.shape[1]
-    runs: dict = {}
-    for k in range(j, i + 1):
-        runs.setdefault(ops[k].wires[0], []).append(k)
-    mats = gate_matrices_np(ops[j:i + 1], 1)
-    invs, derivs = [], []  # derivs: (run, column, S G S^+)
-    eye = np.eye(2, dtype=np.complex128)[None]
-    for r, idx in enumerate(runs.values()):
-        S = eye
-        for k in reversed(idx):
-            op = ops[k]
-            if op.trainable:
-                derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
-            S = S @ mats[k - j]
-        invs.append(S.conj().transpose(0, 2, 1))
-    P = max(m.shape[0] for m in invs)
-    invs = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in invs]).astype(ket.numpy().dtype)
-    strides = np.array([1 << (n - 1 - w) for w in runs], dtype=np.int64)
+    wires, whole, derivs = _layer_runs(ops, j, i, cols)
+    invs = whole.conj().transpose(0, 1, 3, 2).astype(ket.numpy().dtype)
+    strides = np.array([1 << (n - 1 - w) for w in wires], dtype=np.int64)
     src = (bra_all.numpy(), ket.numpy())
     dst = src
     tables = NO_TABLES
@@ -150,7 +171,7 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, 
         if undo:
             bra_all, ket = spare
             dst = (bra_all.numpy(), ket.numpy())
-    ov = np.zeros((bra_all.shape[0], ket.shape[0], len(runs), 4), dtype=np.complex128)
+    ov = np.zeros((bra_all.shape[0], ket.shape[0], len(wires), 4), dtype=np.complex128)
     for sel, local, starts, offs, W, colmajor in layer_passes(n, strides):
         ov[:, :, list(sel)] = _fk.kernel("adjoint_layer_planar", N)(
             *dst, *src, tables, np.ascontiguousarray(invs[list(sel)]), local, starts, offs, W, colmajor,
@@ -158,13 +179,57 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, 
         if undo:  # the first pass has written the (permuted) states: the next read them in place
             src = dst
             tables = NO_TABLES
-    if derivs:  # sum_ab M[b, a] R[a, b] per derivative, M broadcast over the batch rows
-        Pd = max(d[2].shape[0] for d in derivs)
-        Mt = np.stack([np.broadcast_to(d[2], (Pd, 2, 2)) for d in derivs], axis=1).transpose(0, 1, 3, 2)
-        R = ov[:, :, [d[0] for d in derivs]].reshape(ov.shape[0], ov.shape[1], len(derivs), 2, 2)
-        val = (Mt[None] * R).sum((-1, -2))  # (M, B, D)
-        jac[:, [d[1] for d in derivs], :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
+    _run_derivatives(derivs, ov, jac)
     return bra_all, ket
+
+
+def _all_but_one(x: torch.Tensor, factors: list) -> list:
+    """For a vector ``x`` over k wires (wire 0 its most significant bit) and one 2-vector per
+    wire: per wire r, ``c_r[b] = sum over the other wires' indices of x[..b..] prod f_v[i_v]``,
+    from the Kronecker products of the factors before and after r."""
+    k = len(factors)
+    before = [_kron(factors[:r], x) for r in range(k)]
+    after = [_kron(factors[r + 1:], x) for r in range(k)]
+    return [torch.einsum("a,abc,c->b", before[r], x.reshape(2**r, 2, 2 ** (k - r - 1)), after[r])
+            for r in range(k)]
+
+
+def _product_step(ops, i, cols, bras, jac, n) -> None:
+    """Backward step over ops[0..i], 1-qubit gates that start the circuit from |0...0>: the
+    state after them is the product ``(x)_w phi_w`` (``phi_w = S_w|0>``, S_w the wire's run), so
+    the cross terms need no ket and no pass of the planar kernels: ``R_w[a, b] = phi_w[a]
+    conj(c_w[b])`` with ``c_w`` the bra contracted with ``conj(phi_v)`` on every other wire.
+    Splitting the index into high and low halves, ``bra = M[h, l]``, one product ``Phi_H^* M``
+    gives the low wires' ``c_w`` and one ``M Phi_L^*`` the high wires' (two passes of reads
+    over each bra, instead of two read passes over bra and ket in the planes), each finished
+    on a 2**(n/2) vector."""
+    wires, whole, derivs = _layer_runs(ops, 0, i, cols)
+    col = {w: whole[r][:, :, 0] for r, w in enumerate(wires)}  # (P, 2): phi_w per batch row
+    Mo, B = len(bras), bras[0].shape[0]
+    s = n // 2  # low wires: n-s .. n-1 (n > 1)
+    ov = np.zeros((Mo, B, len(wires), 4), dtype=np.complex128)
+    zero = np.array([1.0, 0.0], dtype=np.complex128)
+    for b in range(B):
+        phis = np.stack([col[w][b % col[w].shape[0]] if w in col else zero for w in range(n)])  # (n, 2)
+        conj = list(torch.from_numpy(phis.conj()).to(device=bras[0].device, dtype=bras[0].dtype))
+        hi, lo = conj[:n - s], conj[n - s:]
+        phi_h, phi_l = _kron(hi), _kron(lo)
+        for m, bra in enumerate(bras):
+            M = bra[b].reshape(2 ** (n - s), 2**s)
+            c = torch.stack(_all_but_one(M @ phi_l, hi) + _all_but_one(M.T @ phi_h, lo))  # (n, 2)
+            c = c.to(torch.complex128).cpu().numpy()[wires]
+            ov[m, b] = (phis[wires][:, :, None] * c.conj()[:, None, :]).reshape(len(wires), 4)
+    _run_derivatives(derivs, ov, jac)
+
+
+def _kron(vectors: list, like: torch.Tensor | None = None) -> torch.Tensor:
+    """The Kronecker product of 2-vectors, the first the most significant (``[1]`` for none)."""
+    if not vectors:
+        return torch.ones(1, dtype=like.dtype, device=like.device) if like is not None else torch.ones(1)
+    out = vectors[0]
+    for v in vectors[1:]:
+        out = torch.outer(out, v).reshape(-1)
+    return out
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
@@ -237,6 +302,17 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             i = j - 1
             continue
         j = lj
+        if j == 0 and i > 0 and circuit.initial_state is None and n > 1:
+            # the first layer acts on |0...0>: its cross terms come from the bras alone
+            if pending is not None and spare is not None:  # the bras through the ladder, into the spare
+                flat = bra_all.reshape(-1, bra_all.shape[-1])
+                bras = list(permute_into(spare[0].reshape(flat.shape), flat, pending).reshape(bra_all.shape))
+            elif pending is not None:
+                for state in bras:
+                    apply_kop(state, pending, n, fast=fast, cache=cache)
+            pending = None
+            _product_step(ops, i, cols, bras, jac, n)
+            break
         if j < i:
             undo = j > first
             new_bra_all, new_ket = _layer_step(ops, j, i, cols, bra_all, ket, jac, n, undo=undo,
