@@ -150,8 +150,10 @@ def timed(fn, *, warm: bool = True) -> float:
     whichever device happens to trigger it). The first, untimed call brings the device back to
     the state a user's loop keeps it in (its buffers in cache, the other device's OpenMP
     workers asleep): right after the other device's calls our 20-qubit call took ~0.25 s, in
-    a loop of its own ~0.18 s."""
-    fn()
+    a loop of its own ~0.18 s. Without ``warm`` (a device timed once, seconds a call) just the
+    one call."""
+    if warm:
+        fn()
     gc.collect()
     gc.disable()
     try:

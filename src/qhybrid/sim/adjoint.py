@@ -186,10 +186,13 @@ def _layer_step(ops, j, i, cols, bra_all, ket, jac, n, *, undo=True, perm=None, 
 def _all_but_one(x: torch.Tensor, factors: list) -> list:
     """For a vector ``x`` over k wires (wire 0 its most significant bit) and one 2-vector per
     wire: per wire r, ``c_r[b] = sum over the other wires' indices of x[..b..] prod f_v[i_v]``,
-    from the Kronecker products of the factors before and after r."""
+    from the Kronecker products of the factors before r and after r (built up once)."""
     k = len(factors)
-    before = [_kron(factors[:r], x) for r in range(k)]
-    after = [_kron(factors[r + 1:], x) for r in range(k)]
+    before, after = [x.new_ones(1)], [x.new_ones(1)]
+    for r in range(k - 1):
+        before.append(torch.outer(before[-1], factors[r]).reshape(-1))
+        after.append(torch.outer(factors[k - 1 - r], after[-1]).reshape(-1))
+    after.reverse()  # after[r]: the factors r+1 .. k-1
     return [torch.einsum("a,abc,c->b", before[r], x.reshape(2**r, 2, 2 ** (k - r - 1)), after[r])
             for r in range(k)]
 
@@ -222,14 +225,28 @@ def _product_step(ops, i, cols, bras, jac, n) -> None:
     _run_derivatives(derivs, ov, jac)
 
 
-def _kron(vectors: list, like: torch.Tensor | None = None) -> torch.Tensor:
-    """The Kronecker product of 2-vectors, the first the most significant (``[1]`` for none)."""
-    if not vectors:
-        return torch.ones(1, dtype=like.dtype, device=like.device) if like is not None else torch.ones(1)
+def _kron(vectors: list) -> torch.Tensor:
+    """The Kronecker product of 2-vectors (at least one), the first the most significant."""
     out = vectors[0]
     for v in vectors[1:]:
         out = torch.outer(out, v).reshape(-1)
     return out
+
+
+def _undo_ladder(perm, bra_all, ket, spare, n, *, fast, cache, with_ket=True):
+    """The inverted ladder ``perm`` applied to the bras and (``with_ket``) to the ket: gathered
+    into the spare buffers when there are some, which then hold the states, else in place
+    (through scratch and back). Returns ``(bra_all, ket, spare)``, the old buffers the new spare."""
+    if spare is None:
+        for state in ([ket] if with_ket else []) + list(bra_all):
+            apply_kop(state, perm, n, fast=fast, cache=cache)
+        return bra_all, ket, None
+    flat = bra_all.reshape(-1, bra_all.shape[-1])
+    permute_into(spare[0].reshape(flat.shape), flat, perm)
+    if not with_ket:  # the ket keeps its buffer (nothing reads it any more)
+        return spare[0], ket, (bra_all, spare[1])
+    permute_into(spare[1], ket, perm)
+    return spare[0], spare[1], (bra_all, ket)
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
@@ -284,9 +301,12 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             j -= 1
         zrun = fastz and _is_zrot(op) and i - j >= 2
         lj = _layer_start(ops, i, first) if fastz and not zrun else i
-        if pending is not None and (spare is None or lj >= i):  # no layer step to read through it
-            for state in [ket] + bras:
-                apply_kop(state, pending, n, fast=fast, cache=cache)
+        # a first layer on |0...0>: its derivatives come from the bras alone (_product_step)
+        product = lj == 0 and i > 0 and circuit.initial_state is None and n > 1
+        if pending is not None and (spare is None or lj >= i or product):  # no layer step reads through it
+            bra_all, ket, spare = _undo_ladder(pending, bra_all, ket, spare, n, fast=fast, cache=cache,
+                                               with_ket=not product)
+            bras = list(bra_all)
             pending = None
         if zrun:
             _zrot_run(ops, j, i, cols, bras, ket, jac, n, dtype=dtype, device=device, cache=cache, fast=fast,
@@ -302,15 +322,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             i = j - 1
             continue
         j = lj
-        if j == 0 and i > 0 and circuit.initial_state is None and n > 1:
-            # the first layer acts on |0...0>: its cross terms come from the bras alone
-            if pending is not None and spare is not None:  # the bras through the ladder, into the spare
-                flat = bra_all.reshape(-1, bra_all.shape[-1])
-                bras = list(permute_into(spare[0].reshape(flat.shape), flat, pending).reshape(bra_all.shape))
-            elif pending is not None:
-                for state in bras:
-                    apply_kop(state, pending, n, fast=fast, cache=cache)
-            pending = None
+        if product:
             _product_step(ops, i, cols, bras, jac, n)
             break
         if j < i:

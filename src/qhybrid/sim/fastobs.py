@@ -54,9 +54,15 @@ VECTOR_RUN = 8
 
 
 @njit(inline="always")
-def _sum_terms(tgt, t, t1, dh, row, signs, coeffs, xmasks, zmasks, L):
-    """``tgt[j] += sum_{t <= u < t1} c_u sign_u[j] row[source_u + j]`` (terms of one ``xl``, in
-    their source frame): contiguous loops, four terms per loop."""
+def _times_i(v, im):
+    """``i v`` when ``im`` (the parts swapped, which vectorizes), else ``v``."""
+    return complex(-v.imag, v.real) if im else v
+
+
+@njit(inline="always")
+def _sum_terms(tgt, t, t1, im, dh, row, signs, coeffs, xmasks, zmasks, L):
+    """``tgt[j] += sum_{t <= u < t1} c_u sign_u[j] row[source_u + j]``, times ``i`` when ``im``
+    (terms of one ``xl``, in their source frame): contiguous loops, four terms per loop."""
     while t + 4 <= t1:
         sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
         sb, cb = _term_at(dh, t + 1, coeffs, xmasks, zmasks, L)
@@ -65,31 +71,32 @@ def _sum_terms(tgt, t, t1, dh, row, signs, coeffs, xmasks, zmasks, L):
         qa, qb, qc, qd = signs[t], signs[t + 1], signs[t + 2], signs[t + 3]
         ra, rb, rc, rd = row[sa:sa + L], row[sb:sb + L], row[sc:sc + L], row[sd:sd + L]
         for j in range(L):
-            tgt[j] += ((ca * qa[j]) * ra[j] + (cb * qb[j]) * rb[j]) \
-                + ((cc * qc[j]) * rc[j] + (cd * qd[j]) * rd[j])
+            tgt[j] += _times_i(((ca * qa[j]) * ra[j] + (cb * qb[j]) * rb[j])
+                               + ((cc * qc[j]) * rc[j] + (cd * qd[j]) * rd[j]), im)
         t += 4
     while t < t1:
         sa, ca = _term_at(dh, t, coeffs, xmasks, zmasks, L)
         qa = signs[t]
         ra = row[sa:sa + L]
         for j in range(L):
-            tgt[j] += (ca * qa[j]) * ra[j]
+            tgt[j] += _times_i((ca * qa[j]) * ra[j], im)
         t += 1
 
 
-def pauli_sum_accumulate(out, state, coeffs, imag, xmasks, zmasks, gstart, gimag, L):
+def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, gimag, L):
     """``out[b] += sum_t c_t P_t state[b]`` for many Pauli words in one pass over ``out``, where
-    ``c_t = coeffs[t]`` (real), times ``i`` where ``imag[t]``: a real factor times a complex
-    amplitude vectorizes, a complex one does not.
+    ``c_t = coeffs[t]`` (real), times ``i`` for the imaginary terms: a real factor times a
+    complex amplitude vectorizes, a complex one does not.
 
     Per ``L``-amplitude output chunk (in cache), every term reads its source chunk
     ``(chunk ^ x) & ~(L-1)`` at ``lo ^ xl`` (``xl`` the low bits of its X mask). Terms come
     grouped by ``xl`` (``gstart``: group bounds; the group's imaginary terms from ``gimag[g]``
     on, see :func:`sort_pauli_terms`); a group of several terms sums its sources in the source
     frame with contiguous (vectorized) loops, four terms per loop (one load and store of the
-    sum per four terms), the real terms into a buffer ``A``, the imaginary ones into ``Ai``,
-    and adds them permuted, ``acc[lo] += A[lo ^ xl] + i Ai[lo ^ xl]``, once; the real terms of
-    the ``xl = 0`` group add straight into the chunk; a lone term gathers directly."""
+    sum per four terms), into a buffer ``A``, and adds it permuted, ``acc[lo] += A[lo ^ xl]``,
+    once; the ``xl = 0`` group adds straight into the chunk; a lone term gathers directly.
+    ``lo ^ xl`` maps runs of ``r`` amplitudes (``r`` the lowest bit of ``xl``) onto runs: from
+    :data:`VECTOR_RUN` on, the permuted loops go run by run."""
     B, N = state.shape
     T = coeffs.shape[0]
     G = gstart.shape[0] - 1
@@ -104,64 +111,44 @@ def pauli_sum_accumulate(out, state, coeffs, imag, xmasks, zmasks, gstart, gimag
             dh = h * L
             acc = np.zeros(L, dtype=orow.dtype)
             A = np.empty(L, dtype=orow.dtype)
-            Ai = np.empty(L, dtype=orow.dtype)
             for g in range(G):
                 t0 = gstart[g]
                 tm = gimag[g]
                 t1 = gstart[g + 1]
                 xl = xmasks[t0] & (L - 1)
-                r = xl & -xl  # lo ^ xl maps runs of r amplitudes onto runs: from 8 on, loop per run
-                if xl != 0 and t1 - t0 == 1:
+                r = xl & -xl
+                if xl == 0:
+                    _sum_terms(acc, t0, tm, False, dh, row, signs, coeffs, xmasks, zmasks, L)
+                    _sum_terms(acc, tm, t1, True, dh, row, signs, coeffs, xmasks, zmasks, L)
+                elif t1 - t0 == 1:  # a lone term: gathered straight into the chunk
                     sh, c = _term_at(dh, t0, coeffs, xmasks, zmasks, L)
                     st = signs[t0]
-                    im = imag[t0]
+                    im = tm == t0
                     if r >= VECTOR_RUN:
                         for base in range(0, L, r):
                             sb = base ^ xl
                             a = acc[base:base + r]
                             q = st[sb:sb + r]
                             src = row[sh + sb:sh + sb + r]
-                            if im:
-                                for j in range(r):
-                                    v = (c * q[j]) * src[j]
-                                    a[j] += complex(-v.imag, v.real)
-                            else:
-                                for j in range(r):
-                                    a[j] += (c * q[j]) * src[j]
-                    elif im:
-                        for lo in range(L):
-                            s = lo ^ xl
-                            v = (c * st[s]) * row[sh + s]
-                            acc[lo] += complex(-v.imag, v.real)
+                            for j in range(r):
+                                a[j] += _times_i((c * q[j]) * src[j], im)
                     else:
                         for lo in range(L):
                             s = lo ^ xl
-                            acc[lo] += (c * st[s]) * row[sh + s]
-                    continue
-                if xl != 0:
-                    A[:] = 0
-                    _sum_terms(A, t0, tm, dh, row, signs, coeffs, xmasks, zmasks, L)
+                            acc[lo] += _times_i((c * st[s]) * row[sh + s], im)
                 else:
-                    _sum_terms(acc, t0, tm, dh, row, signs, coeffs, xmasks, zmasks, L)
-                Ai[:] = 0
-                _sum_terms(Ai, tm, t1, dh, row, signs, coeffs, xmasks, zmasks, L)
-                if xl != 0 and r >= VECTOR_RUN:
-                    for base in range(0, L, r):
-                        sb = base ^ xl
-                        a = acc[base:base + r]
-                        u = A[sb:sb + r]
-                        v = Ai[sb:sb + r]
-                        for j in range(r):
-                            a[j] += complex(u[j].real - v[j].imag, u[j].imag + v[j].real)
-                elif xl != 0:
-                    for lo in range(L):
-                        u = A[lo ^ xl]
-                        v = Ai[lo ^ xl]
-                        acc[lo] += complex(u.real - v.imag, u.imag + v.real)
-                elif tm < t1:
-                    for lo in range(L):
-                        v = Ai[lo]
-                        acc[lo] += complex(-v.imag, v.real)
+                    A[:] = 0
+                    _sum_terms(A, t0, tm, False, dh, row, signs, coeffs, xmasks, zmasks, L)
+                    _sum_terms(A, tm, t1, True, dh, row, signs, coeffs, xmasks, zmasks, L)
+                    if r >= VECTOR_RUN:
+                        for base in range(0, L, r):
+                            a = acc[base:base + r]
+                            u = A[base ^ xl:(base ^ xl) + r]
+                            for j in range(r):
+                                a[j] += u[j]
+                    else:
+                        for lo in range(L):
+                            acc[lo] += A[lo ^ xl]
             for lo in range(L):
                 orow[dh + lo] += acc[lo]
 

@@ -139,8 +139,8 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
         L = min(state.shape[1], PAULI_CHUNK)
         order, gstart, gimag = sort_pauli_terms(xs, im, L)
         _fk.kernel("pauli_sum_accumulate", state.shape[1])(
-            out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(im[order]),
-            np.ascontiguousarray(xs[order]), np.ascontiguousarray(zs[order]), gstart, gimag, L)
+            out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(xs[order]),
+            np.ascontiguousarray(zs[order]), gstart, gimag, L)
     elif other:
         for c, x, z in other:
             out.add_(_pauli_apply_t(state, x, z), alpha=c)
