@@ -45,6 +45,15 @@ class ClusterError(QhybridError, RuntimeError):
     """A Ray cluster that cannot be reached or can never fit a request."""
 
 
+class PersistedDataError(QhybridError, ValueError):
+    """A results or checkpoint file refused (pickled without allow_pickle, a name that is a path)
+    or unreadable (truncated, not persisted-job-data)."""
+
+
+class StoreError(QhybridError, OSError):
+    """A job store (QHYBRID_HOME) that cannot be used: relative, a file, unwritable, read-only."""
+
+
 def closest(value: str, valid, n: int = 3) -> list[str]:
     """Return up to `n` entries of `valid` that look like `value` (for 'did you mean')."""
     import difflib

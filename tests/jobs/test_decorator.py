@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from qhybrid import hybrid_job
-from qhybrid.errors import SpecError
+from qhybrid.errors import PersistedDataError, SpecError
 from qhybrid.jobs import store
 
 import decorated_funcs as funcs
@@ -23,7 +23,9 @@ def test_decorated_function_runs_as_a_job():
 
 def test_pickled_result_and_pickled_arguments():
     job = funcs.fraction(1, 3)
-    assert job.result() == {"result": Fraction(1, 3)}
+    with pytest.raises(PersistedDataError, match="allow_pickle=True"):
+        job.result()
+    assert job.result(allow_pickle=True) == {"result": Fraction(1, 3)}
     assert json.loads((store.job_dir(job.name) / "results" / "results.json").read_text())["dataFormat"] == "pickled_v4"
     assert funcs.takes_pickled_args(Fraction(2, 4)).result() == {"result": "1/2"}
 

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from qhybrid.errors import PersistedDataError
+
 from qhybrid.jobs import script
 
 
@@ -46,7 +48,9 @@ def test_checkpoints_roundtrip_and_pickled(job_env):
     script.save_job_checkpoint({"obj": {1, 2}}, checkpoint_file_suffix="p", data_format="pickled_v4")
     assert (job_env / "ckpt" / "job-a.json").exists() and (job_env / "ckpt" / "job-a_p.json").exists()
     assert script.load_job_checkpoint("job-a") == {"step": 2}
-    assert script.load_job_checkpoint(checkpoint_file_suffix="p") == {"obj": {1, 2}}
+    with pytest.raises(PersistedDataError, match="allow_pickle=True"):
+        script.load_job_checkpoint(checkpoint_file_suffix="p")
+    assert script.load_job_checkpoint(checkpoint_file_suffix="p", allow_pickle=True) == {"obj": {1, 2}}
     with pytest.raises(FileNotFoundError):
         script.load_job_checkpoint("other")
     with pytest.raises(ValueError):

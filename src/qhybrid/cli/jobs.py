@@ -41,7 +41,8 @@ def _jsonable(value):
     return json.loads(json.dumps(value, default=repr))
 
 
-def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait: bool = True) -> int:
+def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait: bool = True,
+                    allow_pickle: bool = False) -> int:
     """Submit a job, stream its logs while waiting, print its result and cost; return an exit status.
 
     Args:
@@ -51,6 +52,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait:
             result dictionary alone as the last stdout line (the cost still goes to stderr).
         progress: a callable receiving each log line (default: stderr, with a status line on a terminal).
         wait: False to return right after submitting (prints the job name).
+        allow_pickle: load a pickled results.json (runs code from the file); refused otherwise.
 
     Returns:
         0 when the job COMPLETED (or was submitted with ``wait=False``), else 1.
@@ -74,7 +76,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait:
         status.line(f"qhybrid: stopped waiting; job {job.name} keeps running (qhybrid jobs cancel {job.name})")
         return 130
     info = job.describe()
-    result = job.result() if info["state"] == "COMPLETED" else None
+    result = job.result(allow_pickle=allow_pickle) if info["state"] == "COMPLETED" else None
     if json_output == "result":
         if result is not None:
             print(json.dumps(_jsonable(result)))
@@ -140,7 +142,8 @@ def cmd_run(args) -> int:
         backend=args.backend,
         address=args.address,
     )
-    return submit_and_wait(kwargs, json_output=args.json, wait=not args.no_wait)
+    return submit_and_wait(kwargs, json_output=args.json, wait=not args.no_wait,
+                           allow_pickle=args.allow_pickle)
 
 
 # -- jobs ----------------------------------------------------------------------------------------
@@ -158,8 +161,27 @@ def cmd_list(args) -> int:
     for r in rows:
         billed = "" if r["billed_seconds"] is None else f"{r['billed_seconds']:.0f} s"
         cost = "?" if r["estimated_cost_usd"] is None else f"${r['estimated_cost_usd']:.4f}"
-        print(f"{r['name']:<50} {r['state']:<10} {r['instance_type']:<16} {r['created'] or '':<26} "
+        state = "DAMAGED" if r["damaged"] else r["state"]
+        print(f"{r['name']:<50} {state:<10} {r['instance_type'] or '?':<16} {r['created'] or '':<26} "
               f"{billed:>7} {cost:>10}")
+    for r in rows:
+        if r["damaged"]:
+            _err(f"qhybrid: {r['damaged']}")
+    return 0
+
+
+def cmd_repair(args) -> int:
+    from qhybrid.jobs import store
+
+    done = store.repair()
+    if args.json:
+        print(json.dumps(done))
+        return 0
+    print(f"index {'rebuilt from the job folders' if done['index_rebuilt'] else 'sound'}; "
+          f"{done['rows_added']} job(s) added from their folders; "
+          f"{done['stale_submissions_removed']} half-made submission(s) removed")
+    for name in done["jobs_without_folder"]:
+        print(f"job {name} has no folder (remove it with: qhybrid jobs rm {name})")
     return 0
 
 
@@ -246,7 +268,8 @@ def _plot(cols: dict, path: str, title: str) -> None:
 def cmd_result(args) -> int:
     from qhybrid.jobs import Job
 
-    print(json.dumps(_jsonable(Job.get(args.name).result(timeout=args.timeout)), indent=2))
+    result = Job.get(args.name).result(timeout=args.timeout, allow_pickle=args.allow_pickle)
+    print(json.dumps(_jsonable(result), indent=2))
     return 0
 
 
@@ -302,6 +325,12 @@ def _add_json(p) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def _add_allow_pickle(p) -> None:
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="load a pickled result (dataFormat pickled_v4): this runs code from the file, "
+                   "so only for results you trust")
+
+
 def register(subparsers) -> None:
     """Add ``run``, ``jobs``, ``instances`` and ``devices`` to the ``qhybrid`` command."""
     run = subparsers.add_parser("run", help="submit a job script and wait for it",
@@ -326,6 +355,7 @@ def register(subparsers) -> None:
                      "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
                      "else a local cluster on 127.0.0.1")
     run.add_argument("--no-wait", action="store_true", help="print the job name and return at once")
+    _add_allow_pickle(run)
     _add_json(run)
     run.set_defaults(func=cmd_run)
 
@@ -355,6 +385,7 @@ def register(subparsers) -> None:
     p = jsub.add_parser("result", help="print a job's result", description="Wait for a job; print its result.")
     p.add_argument("name")
     p.add_argument("--timeout", type=float, help="seconds to wait at most")
+    _add_allow_pickle(p)
     p.set_defaults(func=cmd_result)
     p = jsub.add_parser("cancel", help="cancel a job", description="End a job's whole process tree.")
     p.add_argument("name")
@@ -362,6 +393,11 @@ def register(subparsers) -> None:
     p = jsub.add_parser("rm", help="remove finished jobs", description="Remove finished jobs from the store.")
     p.add_argument("names", nargs="+", metavar="NAME")
     p.set_defaults(func=cmd_rm)
+    p = jsub.add_parser("repair", help="rebuild the job index from the job folders",
+                        description="Rebuild an unreadable index from the job folders, add jobs missing from it, "
+                        "remove half-made submissions.")
+    _add_json(p)
+    p.set_defaults(func=cmd_repair)
 
     p = subparsers.add_parser("instances", help="instance types and prices",
                               description="Instance types: hardware, price per minute, price source.")

@@ -1,19 +1,25 @@
 """Run a job's entry point: ``pkg.module`` as ``__main__`` or ``pkg.module:function``.
 
-Used as ``python -m qhybrid.jobs.entry SOURCE_DIR ENTRY_POINT [CALL_FILE]`` by
-the local backend, and called directly by the in-process backend. A call file
+Used as ``python -P -m qhybrid.jobs.entry SOURCE_DIR ENTRY_POINT [CALL_FILE]`` by
+the local backend, and called directly by the in-process backend. ``-P`` keeps the
+source folder (the working folder) off the front of ``sys.path`` while this runner
+imports what it needs; only then is the source folder put first, so a job file named
+like a standard module (``json.py``) is the job's own business and cannot break the runner. A call file
 (written by ``hybrid_job``) holds the function's arguments and asks for its
 return value to be saved as the job result.
 """
 from __future__ import annotations
 
+import base64  # noqa: F401  (imported before the source folder is on sys.path: the codec needs them)
 import importlib
 import json
 import os
+import pickle  # noqa: F401
 import runpy
 import sys
+import traceback  # noqa: F401
 
-from qhybrid.jobs import script
+from qhybrid.jobs import contract, script
 
 HYBRID_ENTRY_ENV = "QHYBRID_HYBRID_ENTRY"
 
@@ -45,7 +51,7 @@ def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None
     target = getattr(target, "__wrapped__", target)
     if call_file is None:
         value = target()
-        if value is not None and not (script.results_dir() / "results.json").exists():
+        if value is not None and not (script.results_dir() / contract.RESULTS_FILE).exists():
             script.save_job_result(value if isinstance(value, dict) else {"result": value})
         return
     call = load_call(call_file)

@@ -16,14 +16,15 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from qhybrid.errors import JobError, SpecError
-from qhybrid.jobs import instances, metrics, procs, store
-from qhybrid.jobs.script import read_persisted
+from qhybrid.errors import JobError, PersistedDataError, QhybridError, SpecError
+from qhybrid.jobs import contract, instances, metrics, procs, store
+from qhybrid.jobs.channels import COPY_IGNORE
 from qhybrid.jobs.spec import InstanceConfig, JobSpec, build_spec
+from qhybrid.jobs.state import ACTIVE, TERMINAL, JobState, transition
 
 _SUPERVISORS: dict[str, subprocess.Popen] = {}  # reaped when looked at, so none stays a zombie
 _NO_PID_GRACE_S = 30.0
-_COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".git", ".venv", "*.pyc", ".pytest_cache", "qhybrid-local")
+_COPY_IGNORE = shutil.ignore_patterns(*COPY_IGNORE)
 
 
 def _iso(t: float | None) -> str | None:
@@ -32,25 +33,26 @@ def _iso(t: float | None) -> str | None:
 
 def _populate(spec: JobSpec):
     def populate(folder: Path) -> None:
-        src = Path(spec.source)
+        src, source = Path(spec.source), folder / contract.SOURCE_DIR
         if src.is_file():
-            shutil.copy2(src, folder / "source" / src.name)
+            shutil.copy2(src, source / src.name)
         else:
-            shutil.copytree(src, folder / "source" / src.name, ignore=_COPY_IGNORE)
+            shutil.copytree(src, source / src.name, ignore=_COPY_IGNORE)
         for channel, path in spec.input_data.items():
-            p, dest = Path(path), folder / "input" / channel
+            p, dest = Path(path), folder / contract.INPUT_DIR / channel
             if p.is_dir():
-                shutil.copytree(p, dest, ignore=_COPY_IGNORE)
+                shutil.copytree(p, dest)
             else:
                 dest.mkdir()
                 shutil.copy2(p, dest / p.name)
-        (folder / "hyperparameters.json").write_text(json.dumps(spec.hyperparameters), encoding="utf-8")
+        contract.write_atomic(folder / contract.HP_FILE, json.dumps(spec.hyperparameters))
         if spec.copy_checkpoints_from_job:
-            earlier = store.job_dir(spec.copy_checkpoints_from_job) / "checkpoints"
-            shutil.copytree(earlier, folder / "checkpoints", dirs_exist_ok=True)
+            earlier = store.job_dir(spec.copy_checkpoints_from_job) / contract.CHECKPOINT_DIR
+            shutil.copytree(earlier, folder / contract.CHECKPOINT_DIR, dirs_exist_ok=True, symlinks=True,
+                            ignore=lambda d, names: [n for n in names if os.path.islink(os.path.join(d, n))])
         call = spec.extra.get("call")
         if call:
-            (folder / "source" / "_qhybrid_call.json").write_text(json.dumps(call), encoding="utf-8")
+            contract.write_atomic(source / contract.CALL_FILE, json.dumps(call))
 
     return populate
 
@@ -171,14 +173,14 @@ class Job:
         folder = store.job_dir(self.name)
         env = {**os.environ, "QHYBRID_HOME": str(store.home())}
         try:
-            with open(folder / "logs" / "supervisor.log", "ab") as out:
+            with open(folder / contract.LOGS_DIR / contract.SUPERVISOR_LOG, "ab", opener=contract.private_opener) as out:
                 proc = subprocess.Popen(
                     [sys.executable, "-m", "qhybrid.jobs.supervisor", self.name],
                     cwd=str(folder), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True, close_fds=True,
                 )
         except OSError as err:
-            store.transition(self.name, "FAILED", reason=f"could not start the supervisor: {err}")
+            transition(self.name, JobState.FAILED, reason=f"could not start the supervisor: {err}")
             raise JobError(f"job {self.name!r}: could not start its supervisor: {err}") from None
         _SUPERVISORS[self.name] = proc
         started = procs.start_time(proc.pid) or "exited"  # already gone: never mistake a reused pid for it
@@ -195,14 +197,14 @@ class Job:
     def list(cls, state: str | None = None) -> list["Job"]:
         """Return every job (oldest first), optionally only those in ``state``."""
         for row in store.rows():
-            if row["state"] in store.ACTIVE:
+            if row["state"] in ACTIVE:
                 _check_alive(row)
         return [cls(r["name"]) for r in store.rows(state)]
 
     # -- state ------------------------------------------------------------------
     def _row(self) -> dict:
         row = store.get(self.name)
-        if row["state"] in store.ACTIVE:
+        if row["state"] in ACTIVE:
             row = _check_alive(row)
         return row
 
@@ -211,9 +213,10 @@ class Job:
         return store.job_dir(self.name)
 
     def spec(self) -> JobSpec:
-        return JobSpec.from_json((self.folder / "spec.json").read_text(encoding="utf-8"))
+        """The job's spec. Raises JobError when its folder or spec.json is missing or damaged."""
+        return store.load_spec(self.name)
 
-    def state(self) -> str:
+    def state(self) -> JobState:
         """Return QUEUED, RUNNING, COMPLETED, FAILED or CANCELLED."""
         return self._row()["state"]
 
@@ -233,11 +236,11 @@ class Job:
             JobError: when ``timeout`` passes first.
         """
         sink = (lambda line: print(line, flush=True)) if stream is True else stream
-        log, offset, partial = self.folder / "logs" / "job.log", 0, ""
+        log, offset, partial = self.folder / contract.LOGS_DIR / contract.JOB_LOG, 0, ""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             current = self.state()
-            done = current in store.TERMINAL
+            done = current in TERMINAL
             if sink and log.exists():
                 with open(log, encoding="utf-8", errors="replace") as f:
                     f.seek(offset)
@@ -257,88 +260,141 @@ class Job:
                 raise JobError(f"job {self.name!r} is still {self.state()} after waiting {timeout:g} s")
             time.sleep(poll)
 
-    def result(self, timeout: float | None = None) -> dict:
+    def result(self, timeout: float | None = None, *, allow_pickle: bool = False) -> dict:
         """Wait for the job and return its saved result (``{}`` if it saved none).
+
+        Args:
+            timeout: seconds to wait at most.
+            allow_pickle: load a pickled result (``dataFormat: pickled_v4``), which runs code
+                from the file; only for results you trust.
 
         Raises:
             JobError: if the job failed or was cancelled (with its reason).
+            PersistedDataError: a pickled result without ``allow_pickle=True``; a truncated file.
         """
         self.wait(timeout=timeout)
         row = self._row()
-        if row["state"] != "COMPLETED":
+        if row["state"] != JobState.COMPLETED:
             raise JobError(f"job {self.name!r} is {row['state']}: {row['reason'] or 'no reason recorded'}")
-        path = self.folder / "results" / "results.json"
-        return read_persisted(path) if path.exists() else {}
+        path = self.folder / contract.RESULTS_DIR / contract.RESULTS_FILE
+        try:
+            doc = contract.load_document(path)
+        except FileNotFoundError:
+            return {}
+        except PersistedDataError as err:
+            raise PersistedDataError(f"job {self.name!r}: results.json is damaged: {err}") from None
+        return contract.decode(doc, allow_pickle=allow_pickle, what=f"the result of job {self.name!r}")
 
     def metrics(self, metric_type: str = "timestamp", statistic: str = "max", rank: int = 0) -> dict:
         """Return the job's metrics as columns (Braket's ``metrics()``), rank 0's by default."""
-        return metrics.columns(metrics.read_rows(self.folder / "metrics.jsonl"), metric_type, statistic, rank)
+        return metrics.columns(metrics.read_rows(self.folder / contract.METRICS_FILE), metric_type, statistic, rank)
 
     def logs(self) -> str:
         """Return the job's combined log so far."""
-        path = self.folder / "logs" / "job.log"
+        path = self.folder / contract.LOGS_DIR / contract.JOB_LOG
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
     def cancel(self, timeout: float = 10.0) -> str:
         """End the job's whole process tree; return its final state."""
         row = self._row()
-        if row["state"] in store.TERMINAL:
+        if row["state"] in TERMINAL:
             return row["state"]
-        (self.folder / "cancel").touch()
+        if self.folder.is_dir():
+            (self.folder / contract.CANCEL_FILE).touch()
         store.update(self.name, cancel_requested=1)
-        if store.transition(self.name, "CANCELLED", from_states=("QUEUED",), reason="cancelled on request"):
-            return "CANCELLED"
+        if transition(self.name, JobState.CANCELLED, from_states=(JobState.QUEUED,), reason="cancelled on request"):
+            return JobState.CANCELLED
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.state() in store.TERMINAL:
+            if self.state() in TERMINAL:
                 return self.state()
             time.sleep(0.05)
         row = store.get(self.name)  # the supervisor did not answer: end everything ourselves
         groups = store.processes(row)
-        if not self.spec().in_process:  # an in-process job's "supervisor" is the caller itself
+        try:
+            in_process = self.spec().in_process
+        except JobError:
+            in_process = False
+        if not in_process:  # an in-process job's "supervisor" is the caller itself
             groups.insert(0, [row["supervisor_pid"], row["supervisor_start"]])
         procs.kill_groups(groups, grace=1.0)
-        store.transition(self.name, "CANCELLED", reason="cancelled on request (supervisor unresponsive)")
+        _end_recorded(self.name)
+        _bill_to_heartbeat(row, JobState.CANCELLED, "cancelled on request (supervisor unresponsive)")
         return self.state()
 
     def describe(self) -> dict:
-        """Return name, state, device, instance, times, bill, cost elsewhere and failure details."""
-        row, spec = self._row(), self.spec()
-        inst = instances.get_instance(spec.instance_type)
+        """Return name, state, device, instance, times, bill, cost elsewhere and failure details.
+
+        A damaged job (folder or spec.json missing or unreadable) is described from its index row,
+        with ``damaged`` saying what is wrong (None for a sound job).
+        """
+        row = self._row()
+        try:
+            spec, damaged = self.spec(), None
+        except JobError as err:
+            spec, damaged = None, str(err)
         billed = row["billed_seconds"]
-        if billed is None and row["started"]:
+        if billed is None and row["started"] and row["state"] in ACTIVE:
             billed = instances.ceil_seconds(time.time() - row["started"])
-        cost = instances.cost(billed, inst, spec.instance_count) if billed is not None else None
+        count = spec.instance_count if spec else (row["instance_count"] or 1)
+        inst = spec.frozen_instance() if spec else None
+        cost = row["cost"] if row["state"] in TERMINAL else None
+        if cost is None and inst is not None and billed is not None:
+            cost = instances.cost(billed, inst, count)
+        try:
+            elsewhere = {k: v for k, v in instances.costs_elsewhere(billed or 0, count).items()
+                         if k != (spec.instance_type if spec else row["instance_type"])} if billed else {}
+        except QhybridError:  # a broken price file never hides a job
+            elsewhere = {}
         return {
             "name": self.name,
             "state": row["state"],
-            "device": spec.device,
-            "entry_point": spec.entry_point,
-            "instance_type": spec.instance_type,
-            "instance_count": spec.instance_count,
-            "distribution": spec.distribution,
-            "world_size": spec.world_size,
-            "hyperparameters": spec.hyperparameters,
+            "device": spec.device if spec else row["device"],
+            "entry_point": spec.entry_point if spec else None,
+            "instance_type": spec.instance_type if spec else row["instance_type"],
+            "instance_count": count,
+            "distribution": spec.distribution if spec else None,
+            "world_size": spec.world_size if spec else None,
+            "hyperparameters": spec.hyperparameters if spec else {},
             "created": _iso(row["created"]),
             "started": _iso(row["started"]),
             "ended": _iso(row["ended"]),
             "billed_seconds": billed,
-            "price_usd_per_minute": inst.usd_per_minute,
+            "price_usd_per_minute": inst.usd_per_minute if inst else None,
             "estimated_cost_usd": cost,
-            "cost_on_other_instances_usd": {
-                k: v for k, v in instances.costs_elsewhere(billed or 0, spec.instance_count).items()
-                if k != spec.instance_type
-            } if billed else {},
-            "failure_reason": row["reason"] if row["state"] != "COMPLETED" else None,
+            "cost_on_other_instances_usd": elsewhere,
+            "failure_reason": row["reason"] if row["state"] != JobState.COMPLETED else None,
             "traceback_tail": row["traceback"],
             "folder": str(self.folder),
+            "damaged": damaged,
         }
 
     def delete(self) -> None:
         """Remove a finished job from the store. Raises JobError if it still runs."""
-        if self.state() in store.ACTIVE:
+        if self.state() in ACTIVE:
             raise JobError(f"job {self.name!r} is {self.state()}; cancel it before removing it")
         store.delete(self.name)
+
+
+def _end_recorded(name: str) -> None:
+    from qhybrid.jobs.supervisor import end_recorded
+
+    end_recorded(store.job_dir(name))
+
+
+def _bill_to_heartbeat(row: dict, state: JobState, reason: str) -> None:
+    """End a job whose supervisor is gone: billed from its start to its last heartbeat (not to now)."""
+    started = row["started"]
+    last = max(x for x in (row.get("heartbeat"), started) if x is not None) if started else None
+    fields = {"reason": reason}
+    if started is not None:
+        billed = instances.ceil_seconds(last - started)
+        try:
+            cost = instances.cost(billed, store.load_spec(row["name"]).frozen_instance(), row["instance_count"] or 1)
+        except QhybridError:
+            cost = None
+        fields.update(ended=last, billed_seconds=billed, cost=cost)
+    transition(row["name"], state, **fields)
 
 
 def _check_alive(row: dict) -> dict:
@@ -354,13 +410,17 @@ def _check_alive(row: dict) -> dict:
     elif procs.alive(pid, started):
         return row
     fresh = store.get(name)
-    if fresh["state"] not in store.ACTIVE:  # it finished while we looked
+    if fresh["state"] not in ACTIVE:  # it finished while we looked
         return fresh
     procs.kill_groups(store.processes(fresh), grace=1.0)
+    _end_recorded(name)
     reason = f"the job's supervisor (pid {pid}) died; its processes were stopped"
-    sup_log = store.job_dir(name) / "logs" / "supervisor.log"
-    last = sup_log.read_text(errors="replace").strip().splitlines()[-1:] if sup_log.exists() else []
+    sup_log = store.job_dir(name) / contract.LOGS_DIR / contract.SUPERVISOR_LOG
+    try:
+        last = sup_log.read_text(errors="replace").strip().splitlines()[-1:] if sup_log.exists() else []
+    except OSError:
+        last = []
     if last:
         reason += f" (supervisor's last words: {last[0][:200]})"
-    store.transition(name, "FAILED", reason=reason)
+    _bill_to_heartbeat(fresh, JobState.FAILED, reason)
     return store.get(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 
@@ -85,3 +86,116 @@ def _any_member_running(pgid: int) -> bool:
         except (OSError, IndexError, ValueError):
             continue
     return False
+
+
+# -- descendants: no process outlives its job ----------------------------------------------------------
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``):
+    orphans among them (a script's children that ``setsid()`` and outlive their parent) are
+    re-parented here instead of to init, so they can still be found and ended. False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _table() -> dict[int, tuple[int, str]]:
+    """``{pid: (ppid, start)}`` of every live (non-zombie) process, from /proc."""
+    out = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in ("Z", "X"):
+            out[int(entry)] = (int(fields[1]), fields[19])
+    return out
+
+
+def descendants(root: int | None = None) -> list[list]:
+    """Return ``[[pid, start]]`` of every live descendant of ``root`` (default: this process)."""
+    root = os.getpid() if root is None else root
+    table = _table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _start) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        out.append([pid, table[pid][1]])
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def kill_pids(pids: list[list], grace: float = 1.0) -> None:
+    """SIGTERM each live ``[pid, start]``, wait up to ``grace`` s, SIGKILL what is left (never ourselves)."""
+    own = os.getpid()
+    live = [(int(p), s) for p, s in pids if p and int(p) != own and alive(p, s)]
+    for pid, _s in live:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while live and time.monotonic() < deadline:
+        live = [(p, s) for p, s in live if alive(p, s)]
+        if live:
+            time.sleep(0.02)
+    for pid, _s in live:
+        _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def end_descendants(grace: float = 1.0, *, keep=(), rounds: int = 20) -> int:
+    """End every descendant of this process (repeatedly, so that forks in between are caught too)
+    and reap the orphans among them; ``keep``: pids another owner reaps (e.g. Popen children).
+    Returns how many were found."""
+    keep = set(keep)
+    found = 0
+    for _ in range(rounds):
+        victims = descendants()
+        if not victims:
+            break
+        found += len(victims)
+        kill_pids(victims, grace=grace)
+        grace = 0.2
+        reap_orphans(keep)
+    reap_orphans(keep)
+    return found
+
+
+def reap_orphans(keep=()) -> None:
+    """Reap zombie children of this process that no Popen owns (orphans re-parented to a subreaper)."""
+    keep = set(keep)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    own = os.getpid()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) in keep:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == own and fields[0] in ("Z", "X"):
+                os.waitpid(int(entry), os.WNOHANG)
+        except (OSError, IndexError, ValueError, ChildProcessError):
+            continue

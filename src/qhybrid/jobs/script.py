@@ -21,10 +21,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-SCHEMA_HEADER = {"name": "braket.jobs_data.persisted_job_data", "version": "1"}
-DATA_FORMATS = ("plaintext", "pickled_v4")
-DEFAULT_DEVICE = "local:qhybrid/qhybrid.cpu"
-TORCH_THREADS_ENV = "QHYBRID_TORCH_THREADS"
+from qhybrid.jobs import contract
+from qhybrid.jobs.contract import (  # noqa: F401  (re-exported: the codec's old home)
+    DATA_FORMATS,
+    DEFAULT_DEVICE,
+    SCHEMA_HEADER,
+    TORCH_THREADS_ENV,
+    deserialize_values,
+    persisted,
+    read_persisted,
+    serialize_values,
+    write_atomic,
+)
+
 _LOCAL_ROOT = "qhybrid-local"
 
 
@@ -41,7 +50,7 @@ def hyperparameters() -> dict[str, str]:
     Returns:
         The dict read from ``AMZN_BRAKET_HP_FILE``; ``{}`` when unset.
     """
-    path = os.environ.get("AMZN_BRAKET_HP_FILE")
+    path = os.environ.get(contract.HP_FILE_ENV)
     if not path:
         return {}
     with open(path, encoding="utf-8") as f:
@@ -50,7 +59,7 @@ def hyperparameters() -> dict[str, str]:
 
 def device() -> str:
     """Return the job's device string (``AMZN_BRAKET_DEVICE_ARN``)."""
-    return os.environ.get("AMZN_BRAKET_DEVICE_ARN") or DEFAULT_DEVICE
+    return os.environ.get(contract.DEVICE_ENV) or DEFAULT_DEVICE
 
 
 def job_name() -> str:
@@ -59,24 +68,24 @@ def job_name() -> str:
 
 
 def _current_job_name() -> str:
-    return os.environ.get("AMZN_BRAKET_JOB_NAME") or "local-job"
+    return os.environ.get(contract.JOB_NAME_ENV) or "local-job"
 
 
 def input_dir(channel: str = "input") -> Path:
     """Return the folder of one input channel (``$AMZN_BRAKET_INPUT_DIR/<channel>``)."""
-    base = os.environ.get("AMZN_BRAKET_INPUT_DIR")
+    base = os.environ.get(contract.INPUT_DIR_ENV)
     root = Path(base) if base else Path.cwd() / _LOCAL_ROOT / "input"
     return root / channel
 
 
 def results_dir() -> Path:
     """Return the folder for ``results.json`` and other outputs."""
-    return _folder("AMZN_BRAKET_JOB_RESULTS_DIR", "results")
+    return _folder(contract.RESULTS_DIR_ENV, "results")
 
 
 def checkpoint_dir() -> Path:
     """Return the checkpoint folder (``AMZN_BRAKET_CHECKPOINT_DIR``)."""
-    return _folder("AMZN_BRAKET_CHECKPOINT_DIR", "checkpoints")
+    return _folder(contract.CHECKPOINT_DIR_ENV, "checkpoints")
 
 
 # Braket's own names (braket.jobs.environment_variables), returning strings as it does.
@@ -110,75 +119,21 @@ def get_checkpoint_dir() -> str:
     return str(checkpoint_dir())
 
 
-def load_job_result(filename: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Load ``results.json`` of this job (or ``filename``), decoded."""
-    return read_persisted(filename or results_dir() / "results.json")
+def load_job_result(filename: str | os.PathLike | None = None, *, allow_pickle: bool = False) -> dict[str, Any]:
+    """Load ``results.json`` of this job (or ``filename``), decoded.
 
-
-def serialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
-    """Encode a dict's values for the persisted-job-data layout."""
-    if data_format == "plaintext":
-        return dict(data)
-    if data_format == "pickled_v4":
-        import base64
-        import pickle
-
-        return {k: base64.b64encode(pickle.dumps(v, protocol=4)).decode("ascii") for k, v in data.items()}
-    raise ValueError(f"data_format {data_format!r} is not one of {DATA_FORMATS}")
-
-
-def deserialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
-    """Decode a persisted-job-data ``dataDictionary``."""
-    if data_format == "plaintext":
-        return dict(data)
-    if data_format == "pickled_v4":
-        import base64
-        import pickle
-
-        return {k: pickle.loads(base64.b64decode(v)) for k, v in data.items()}
-    raise ValueError(f"data_format {data_format!r} is not one of {DATA_FORMATS}")
-
-
-def _format_name(data_format) -> str:
-    # accept Braket's PersistedJobDataFormat enum as well as plain strings
-    return str(getattr(data_format, "value", data_format)).lower()
-
-
-def persisted(data: dict[str, Any], data_format: str = "plaintext") -> str:
-    """Return the persisted-job-data JSON text of ``data``."""
-    fmt = _format_name(data_format)
-    return json.dumps(
-        {"braketSchemaHeader": SCHEMA_HEADER, "dataDictionary": serialize_values(data, fmt), "dataFormat": fmt}
-    )
-
-
-def read_persisted(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a persisted-job-data file and return its decoded dictionary."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    return deserialize_values(doc.get("dataDictionary", {}), doc.get("dataFormat", "plaintext"))
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same folder and a rename."""
-    path = Path(path)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    try:
-        with open(tmp, "x", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    Raises:
+        PersistedDataError: pickled data without ``allow_pickle=True``; a truncated file.
+    """
+    return read_persisted(filename or results_dir() / contract.RESULTS_FILE, allow_pickle=allow_pickle)
 
 
 def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plaintext") -> None:
     """Save the job's result as ``results.json`` (persisted-job-data layout, atomic).
 
     A non-dict value is saved as ``{"result": value}``. Saving again updates the
-    earlier keys when both use the same data format (as Braket does).
+    earlier keys when both use the same data format (as Braket does); earlier
+    pickled values are kept encoded, never unpickled.
 
     Raises:
         ValueError: on an empty result or an unknown data format.
@@ -188,21 +143,21 @@ def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plain
         raise ValueError("result_data can not be empty")
     if not isinstance(result_data, dict):
         result_data = {"result": result_data}
-    fmt = _format_name(data_format)
-    path = results_dir() / "results.json"
+    fmt = contract.format_name(data_format)
+    path = results_dir() / contract.RESULTS_FILE
+    encoded = serialize_values(result_data, fmt)
     if path.exists():
         try:
-            with open(path, encoding="utf-8") as f:
-                old = json.load(f)
+            old = contract.load_document(path)
             if old.get("dataFormat") == fmt:
-                result_data = {**deserialize_values(old["dataDictionary"], fmt), **result_data}
+                encoded = {**old["dataDictionary"], **encoded}
         except (OSError, ValueError, KeyError):
             pass
-    write_atomic(path, persisted(result_data, fmt))
+    write_atomic(path, json.dumps({"braketSchemaHeader": SCHEMA_HEADER, "dataDictionary": encoded, "dataFormat": fmt}))
 
 
 def _checkpoint_path(name: str, suffix: str) -> Path:
-    return checkpoint_dir() / (f"{name}_{suffix}.json" if suffix else f"{name}.json")
+    return checkpoint_dir() / contract.checkpoint_file(name, suffix)
 
 
 def save_job_checkpoint(
@@ -211,36 +166,45 @@ def save_job_checkpoint(
     """Save a checkpoint as ``<job_name>(_<suffix>).json`` in the checkpoint folder (atomic).
 
     Raises:
-        ValueError: on empty checkpoint data.
+        ValueError: on empty checkpoint data; PersistedDataError on a suffix that is a path.
     """
     if not checkpoint_data:
         raise ValueError("checkpoint_data can not be empty")
     write_atomic(_checkpoint_path(_current_job_name(), checkpoint_file_suffix), persisted(checkpoint_data, data_format))
 
 
-def load_job_checkpoint(job_name: str | None = None, checkpoint_file_suffix: str = "") -> dict[str, Any]:
-    """Load the checkpoint ``<job_name>(_<suffix>).json`` (default: this job's own).
+def load_job_checkpoint(
+    job_name: str | None = None, checkpoint_file_suffix: str = "", *, allow_pickle: bool = False
+) -> dict[str, Any]:
+    """Load the checkpoint ``<job_name>(_<suffix>).json`` (default: this job's own) from the
+    checkpoint folder; ``job_name`` is a job's name, never a path.
 
     Raises:
         FileNotFoundError: when no such checkpoint exists.
+        PersistedDataError: a name or suffix that is a path; pickled data without ``allow_pickle=True``.
     """
-    name = job_name or _current_job_name()
-    return read_persisted(_checkpoint_path(name, checkpoint_file_suffix))
+    name = _current_job_name() if job_name is None else job_name
+    return read_persisted(_checkpoint_path(name, checkpoint_file_suffix), allow_pickle=allow_pickle)
 
 
-def latest_checkpoint(checkpoint_file_suffix: str = "") -> dict[str, Any] | None:
+def latest_checkpoint(checkpoint_file_suffix: str = "", *, allow_pickle: bool = False) -> dict[str, Any] | None:
     """The checkpoint to resume from: this job's own, else the newest one copied in from an
     earlier job (``copy_checkpoints_from_job``); None when there is none.
 
     Only files named ``<job>_<suffix>.json`` count when a suffix is given.
+
+    Raises:
+        PersistedDataError: pickled data without ``allow_pickle=True``.
     """
     folder = checkpoint_dir()
-    tail = f"_{checkpoint_file_suffix}.json" if checkpoint_file_suffix else ".json"
     own = _checkpoint_path(_current_job_name(), checkpoint_file_suffix)
-    found = [own] if own.is_file() else sorted(folder.glob(f"*{tail}"), key=lambda p: p.stat().st_mtime)
+    tail = f"_{checkpoint_file_suffix}.json" if checkpoint_file_suffix else ".json"
+    found = [own] if own.is_file() else sorted(
+        (p for p in folder.glob(f"*{tail}") if p.is_file() and not p.is_symlink()), key=lambda p: p.stat().st_mtime
+    )
     if not found:
         return None
-    return read_persisted(found[-1])
+    return read_persisted(found[-1], allow_pickle=allow_pickle)
 
 
 def log_metric(
@@ -281,7 +245,7 @@ def distributed() -> dict[str, int]:
         import torch.distributed as dist
 
         if not dist.is_initialized():
-            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            os.environ.setdefault("MASTER_ADDR", contract.LOOPBACK)
             os.environ.setdefault("MASTER_PORT", "29500")
             dist.init_process_group(
                 backend="nccl" if use_cuda else "gloo", rank=info["rank"], world_size=info["world_size"]

@@ -3,19 +3,24 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from qhybrid.devices import needs_gpu, parse_device
 from qhybrid.errors import InstanceError, SpecError
-from qhybrid.jobs import instances
+from qhybrid.jobs import contract, instances
+from qhybrid.jobs.channels import COPY_IGNORE, check_room, measure
 
-NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?$")
+NAME_RE = contract.NAME_RE
 MAX_NAME = 50
+MAX_HYPERPARAMETER_BYTES = 1 << 20  # 1 MiB of JSON in all; hyperparameters are settings, data goes in input_data
+MAX_INSTANCE_COUNT = 1000
+_ENTRY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 DISTRIBUTIONS = (None, "data_parallel")
 BACKENDS = ("local", "ray")
 
@@ -38,6 +43,8 @@ class InstanceConfig:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InstanceError(f"{key} must be an integer >= 1, got {value!r}")
+        if self.instanceCount > MAX_INSTANCE_COUNT:
+            raise InstanceError(f"instanceCount must be at most {MAX_INSTANCE_COUNT}, got {self.instanceCount!r}")
 
 
 @dataclass(frozen=True)
@@ -61,22 +68,43 @@ class JobSpec:
     in_process: bool = False
     created: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. the hybrid_job call
+    # the instance type's hardware and price, frozen at submission (an edited prices.toml never
+    # changes a job that was already submitted)
+    instance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def world_size(self) -> int:
         return self.instance_count * self.processes_per_instance if self.distribution else 1
 
+    def frozen_instance(self) -> instances.Instance:
+        """The instance type as it was at submission (the catalogue's, for specs older than that)."""
+        if self.instance:
+            return instances.Instance(**self.instance)
+        return instances.get_instance(self.instance_type)
+
+    def budget_seconds(self) -> int | None:
+        """Whole seconds the job may be billed within ``max_cost`` (None without a budget or price)."""
+        inst = self.frozen_instance()
+        if self.max_cost is None or not inst.usd_per_second:
+            return None
+        return int(math.floor(self.max_cost / (inst.usd_per_second * self.instance_count) + 1e-9))
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        """spec.json: everything but the hyperparameters, which live once, in hyperparameters.json."""
+        return json.dumps({**asdict(self), "hyperparameters": {}}, indent=2)
 
     @classmethod
     def from_json(cls, text: str) -> "JobSpec":
-        return cls(**json.loads(text))
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise ValueError("spec.json is not a JSON object")
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in known})
 
 
 def check_name(name: str) -> str:
     """Return a valid job name or raise SpecError (letters, digits, hyphens, <= 50 chars)."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not contract.is_job_name(name):
         raise SpecError(
             f"invalid job name {name!r}: use 1-{MAX_NAME} letters, digits and inner hyphens (e.g. 'qaoa-run-1')"
         )
@@ -108,9 +136,11 @@ def resolve_entry_point(source: Path, entry_point: str | None) -> str:
         SpecError: naming the missing module or function and the modules that exist.
     """
     default = source.stem if source.is_file() else source.name
+    if entry_point is not None and not isinstance(entry_point, str):
+        raise SpecError(f"entry_point must be a string like 'pkg.module' or 'pkg.module:function', got {entry_point!r}")
     entry = entry_point or default
     module, _, func = entry.partition(":")
-    if not re.match(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$", module) or (func and not func.isidentifier()):
+    if not _ENTRY_RE.fullmatch(module) or (func and not func.isidentifier()):
         raise SpecError(f"entry point {entry!r} must look like 'pkg.module' or 'pkg.module:function'")
     parts = module.split(".")
     root = source.parent
@@ -154,7 +184,14 @@ def check_hyperparameters(hp: dict | None) -> dict[str, str]:
     except (TypeError, ValueError) as err:
         bad = [k for k, v in hp.items() if not _json_ok(v)]
         raise SpecError(f"hyperparameters are not JSON-serializable ({', '.join(map(repr, bad)) or err})") from None
-    return {str(k): str(v) for k, v in hp.items()}
+    out = {str(k): str(v) for k, v in hp.items()}
+    size = len(json.dumps(out).encode("utf-8"))
+    if size > MAX_HYPERPARAMETER_BYTES:
+        raise SpecError(
+            f"hyperparameters take {size:,} bytes as JSON, more than the {MAX_HYPERPARAMETER_BYTES:,} allowed; "
+            "pass data through input_data instead"
+        )
+    return out
 
 
 def _json_ok(value) -> bool:
@@ -166,7 +203,10 @@ def _json_ok(value) -> bool:
 
 
 def check_input_data(input_data) -> dict[str, str]:
-    """Return ``{channel: absolute path}``; a plain path is the channel ``input``."""
+    """Return ``{channel: absolute path}``; a plain path is the channel ``input``.
+
+    Each channel must be a regular file or a folder of them (see ``channels.check_tree``).
+    """
     if input_data is None:
         return {}
     if isinstance(input_data, (str, os.PathLike)):
@@ -175,8 +215,10 @@ def check_input_data(input_data) -> dict[str, str]:
         raise SpecError(f"input_data must be a path or a dict of channel -> path, got {type(input_data).__name__}")
     out = {}
     for channel, path in input_data.items():
-        if not isinstance(channel, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", channel):
-            raise SpecError(f"invalid input channel name {channel!r}: use letters, digits, '-', '_', '.'")
+        if not isinstance(channel, str) or not contract.CHANNEL_RE.fullmatch(channel):
+            raise SpecError(f"invalid input channel name {channel!r}: use letters, digits, '-', '_', '.' (up to 64)")
+        if not isinstance(path, (str, os.PathLike)):
+            raise SpecError(f"input path for channel {channel!r} must be a path, got {path!r}")
         p = Path(path).expanduser()
         if not p.exists():
             raise SpecError(f"input path {str(path)!r} for channel {channel!r} does not exist")
@@ -185,15 +227,29 @@ def check_input_data(input_data) -> dict[str, str]:
 
 
 def _positive(name: str, value, cast=float):
+    """A positive finite number (int for ``cast=int``: no floats, no bools), or None."""
     if value is None:
         return None
+    if isinstance(value, bool) or (cast is int and not isinstance(value, int)):
+        kind = "a positive integer" if cast is int else "a positive number"
+        raise SpecError(f"{name} must be {kind}, got {value!r}")
     try:
         v = cast(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SpecError(f"{name} must be a positive number, got {value!r}") from None
-    if isinstance(value, bool) or v <= 0:
-        raise SpecError(f"{name} must be a positive number, got {value!r}")
+    if not math.isfinite(v) or v <= 0:
+        raise SpecError(f"{name} must be a positive finite number, got {value!r}")
     return v
+
+
+def _frozen_instance(inst: instances.Instance) -> dict:
+    price = inst.usd_per_minute
+    if price is not None and (not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0):
+        raise InstanceError(
+            f"price of {inst.type!r} is {price!r} USD per minute ({inst.price_source}); "
+            f"a price must be a positive finite number: fix {instances.price_file()}"
+        )
+    return asdict(inst)
 
 
 def build_spec(
@@ -220,7 +276,11 @@ def build_spec(
     Raises:
         SpecError, InstanceError, DeviceError: one line naming the bad value.
     """
+    if not isinstance(device, str):
+        raise SpecError(f"device must be a string like 'local:qhybrid/qhybrid.cpu', got {device!r}")
     dev = parse_device(device)
+    if not isinstance(source_module, (str, os.PathLike)):
+        raise SpecError(f"source_module must be a path to a .py file or a package folder, got {source_module!r}")
     source = Path(source_module).expanduser()
     if not source.exists():
         raise SpecError(f"source module {str(source_module)!r} does not exist (give a .py file or a package folder)")
@@ -264,17 +324,26 @@ def build_spec(
         raise SpecError("in_process runs one process in this interpreter; drop distribution='data_parallel'")
     runtime = _positive("max_runtime", max_runtime)
     budget = _positive("max_cost", max_cost)
+    frozen = _frozen_instance(inst)
     if budget is not None and inst.usd_per_minute is None:
         raise SpecError(
             f"max_cost needs a price for {ic.instanceType!r}, which is unknown; "
             f"add it to {instances.price_file()} ([prices] \"{ic.instanceType}\" = USD per minute)"
+        )
+    if budget is not None and budget < inst.usd_per_second * ic.instanceCount:
+        raise SpecError(
+            f"max_cost of ${budget:g} is less than one billed second of {ic.instanceCount} x {ic.instanceType} "
+            f"(${inst.usd_per_second * ic.instanceCount:.6f}); raise it"
         )
     if copy_checkpoints_from_job is not None:
         check_name(copy_checkpoints_from_job)
     if distribution == "data_parallel":
         hp = {**hp, "sagemaker_distributed_dataparallel_enabled": "true", "sagemaker_instance_type": ic.instanceType}
     name = check_name(job_name) if job_name is not None else generate_name(source)
-    return JobSpec(
+    total = measure(source, what="source_module", ignore=COPY_IGNORE)
+    total += sum(measure(Path(path), what=f"input channel {channel!r}") for channel, path in channels.items())
+    check_room(total)
+    spec = JobSpec(
         name=name,
         device=str(dev),
         source=str(source),
@@ -292,4 +361,11 @@ def build_spec(
         in_process=bool(in_process),
         created=time.time(),
         extra=dict(extra or {}),
+        instance=frozen,
     )
+    from qhybrid.jobs import preflight
+    from qhybrid.jobs.backends import get_backend
+
+    get_backend(backend).check(spec)
+    preflight.check(spec)
+    return spec

@@ -1,15 +1,20 @@
 """The job store: a SQLite (WAL) index plus one folder per job under QHYBRID_HOME.
 
-Layout of ``$QHYBRID_HOME/jobs/<name>/``: ``spec.json``, ``source/``,
-``input/<channel>/``, ``hyperparameters.json``, ``results/``,
-``checkpoints/``, ``logs/``, ``metrics.jsonl``. The index row holds the state,
-its timestamps, the supervisor's pid and start time, the failure reason and
-the bill. Every call opens its own connection, so threads and processes can
-share the store; SQLite serialises the writers.
+Layout of ``$QHYBRID_HOME/jobs/<name>/``: see ``contract`` (``spec.json``,
+``state.json``, ``source/``, ``input/<channel>/``, ``hyperparameters.json``,
+``results/``, ``checkpoints/``, ``logs/``, ``metrics.jsonl``). Folders are
+0700 and files 0600. The index row holds the state, its timestamps, the
+supervisor's pid, start time and heartbeat, the failure reason and the bill;
+the job folder holds the same state in ``state.json``, so an index that is
+missing, truncated or garbage is rebuilt from the folders (``repair``).
+
+Every call opens its own connection, so threads and processes can share the
+store; SQLite serialises the writers. Read-only calls never create a store.
 """
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -19,16 +24,15 @@ import uuid
 from contextlib import closing
 from pathlib import Path
 
-from qhybrid.errors import JobNotFoundError, SpecError
-from qhybrid.jobs import instances
+from qhybrid.errors import JobNotFoundError, SpecError, StoreError
+from qhybrid.jobs import contract, instances
+from qhybrid.jobs import state as job_state
+from qhybrid.jobs.state import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401  (re-exported)
 
-STATES = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
-ACTIVE = ("QUEUED", "RUNNING")
-TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 COLUMNS = (
     "name", "state", "device", "instance_type", "instance_count", "created", "started", "ended",
     "supervisor_pid", "supervisor_start", "reason", "traceback", "billed_seconds", "cost",
-    "cancel_requested", "processes",
+    "cancel_requested", "processes", "heartbeat",
 )
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -40,18 +44,49 @@ CREATE TABLE IF NOT EXISTS jobs (
     reason TEXT, traceback TEXT,
     billed_seconds REAL, cost REAL,
     cancel_requested INTEGER DEFAULT 0,
-    processes TEXT
+    processes TEXT,
+    heartbeat REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 """
-
-
+TMP_PREFIX = ".tmp-"
 _READY: set[str] = set()
 _INIT_LOCK = threading.Lock()
 
 
 def home() -> Path:
-    return instances.home()
+    """Return QHYBRID_HOME, checked: absolute, and a folder when it exists.
+
+    Raises:
+        StoreError: for a relative path or one naming a file.
+    """
+    raw = os.environ.get("QHYBRID_HOME")
+    if raw and not os.path.isabs(os.path.expanduser(raw)):
+        raise StoreError(f"QHYBRID_HOME={raw!r} is a relative path; set it to an absolute folder "
+                         f"(e.g. {os.path.abspath(raw)!r})")
+    root = instances.home().expanduser()
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"QHYBRID_HOME {str(root)!r} is a file, not a folder; point QHYBRID_HOME at a folder")
+    return root
+
+
+def ensure_home() -> Path:
+    """Return QHYBRID_HOME and ``jobs/`` below it, created 0700 when missing.
+
+    Raises:
+        StoreError: when it cannot be created or written (permissions, read-only filesystem).
+    """
+    root = home()
+    try:
+        root.mkdir(mode=contract.DIR_MODE, parents=True, exist_ok=True)
+        (root / "jobs").mkdir(mode=contract.DIR_MODE, exist_ok=True)
+    except OSError as err:
+        raise StoreError(f"QHYBRID_HOME {str(root)!r} cannot be created: {err.strerror or err}; "
+                         "set QHYBRID_HOME to a writable folder") from None
+    if not os.access(root, os.W_OK | os.X_OK) or not os.access(root / "jobs", os.W_OK | os.X_OK):
+        raise StoreError(f"QHYBRID_HOME {str(root)!r} is not writable (permissions or a read-only filesystem); "
+                         "set QHYBRID_HOME to a writable folder")
+    return root
 
 
 def jobs_root() -> Path:
@@ -62,35 +97,147 @@ def job_dir(name: str) -> Path:
     return jobs_root() / name
 
 
+def exists() -> bool:
+    """True when the store has an index (read-only callers look before they connect)."""
+    return (home() / "index.db").exists()
+
+
 def connect() -> sqlite3.Connection:
-    """Open the index (creating it) with WAL and a generous busy timeout."""
-    root = home()
-    root.mkdir(parents=True, exist_ok=True)
+    """Open the index (creating the store) with WAL and a generous busy timeout; an index that is
+    not a database (truncated, garbage) is set aside and rebuilt from the job folders."""
+    root = ensure_home()
     path = root / "index.db"
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=30000")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    if str(path) not in _READY or not path.exists():
-        with _INIT_LOCK:  # once per process and file: WAL mode and the schema persist in the file
-            _initialise(conn)
-            _READY.add(str(path))
-    return conn
+    for attempt in range(2):
+        rebuild = not path.exists()  # a missing index is rebuilt from the job folders
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            if str(path) not in _READY or not path.exists():
+                with _INIT_LOCK:  # once per process and file: WAL mode and the schema persist in the file
+                    _initialise(conn, rebuild=rebuild)
+                    _READY.add(str(path))
+            return conn
+        except sqlite3.DatabaseError as err:
+            conn.close()
+            if isinstance(err, sqlite3.OperationalError) and "locked" in str(err) or attempt:
+                raise
+            _set_aside(path)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _initialise(conn: sqlite3.Connection) -> None:
-    """Switch to WAL and create the schema; retried because a journal-mode switch may be refused
-    at once (SQLITE_BUSY) while another process initialises the same file."""
+def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
+    """Switch to WAL, create (or extend) the schema and check the file; retried because a
+    journal-mode switch may be refused at once (SQLITE_BUSY) while another process does the same."""
     for attempt in range(100):
         try:
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
-            return
+            have = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
+            if "heartbeat" not in have:
+                conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat REAL")
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("database disk image is malformed")
+            fresh = conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+            break
         except sqlite3.OperationalError as err:
             if "locked" not in str(err) and "busy" not in str(err).lower() or attempt == 99:
                 raise
             time.sleep(0.02 + 0.01 * random.random())
+    for db in home().glob("index.db*"):
+        os.chmod(db, contract.FILE_MODE)
+    if fresh and rebuild:
+        _adopt_folders(conn)
+
+
+def _set_aside(path: Path) -> None:
+    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(f"{path}{suffix}")
+        if p.exists():
+            p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
+    _READY.discard(str(path))
+
+
+def _adopt_folders(conn: sqlite3.Connection) -> int:
+    """Insert a row for every job folder that has none (rebuilding an index); return how many."""
+    have = {r[0] for r in conn.execute("SELECT name FROM jobs")}
+    root = jobs_root()
+    added = 0
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        name = folder.name
+        if name in have or not folder.is_dir() or not contract.is_job_name(name):
+            continue
+        row = _row_from_folder(folder)
+        cols = ", ".join(row)
+        conn.execute(f"INSERT OR IGNORE INTO jobs ({cols}) VALUES ({','.join('?' * len(row))})", tuple(row.values()))
+        added += 1
+    return added
+
+
+def _row_from_folder(folder: Path) -> dict:
+    rec = job_state.recorded(folder)
+    row = {"name": folder.name, **{k: rec.get(k) for k in job_state.RECORDED}}
+    try:
+        spec = json.loads((folder / contract.SPEC_FILE).read_text(encoding="utf-8"))
+        row.update(device=spec.get("device"), instance_type=spec.get("instance_type"),
+                   instance_count=spec.get("instance_count"))
+        row["created"] = row["created"] or spec.get("created")
+    except (OSError, ValueError, AttributeError):
+        pass
+    if row["state"] not in {s.value for s in STATES}:
+        row.update(state=JobState.FAILED.value, ended=row.get("ended") or time.time(),
+                   reason="its state was lost; recovered from its folder when the index was rebuilt")
+    row["created"] = row["created"] or folder.stat().st_mtime
+    return row
+
+
+def repair() -> dict:
+    """Rebuild the index from the job folders: set aside an unreadable index, add a row for every
+    folder without one, remove half-made submissions. Returns what was done."""
+    root = ensure_home()
+    path = root / "index.db"
+    damaged = False
+    if path.exists():
+        try:
+            with closing(sqlite3.connect(path, timeout=30)) as conn:
+                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                conn.execute("SELECT count(*) FROM jobs").fetchone()
+        except sqlite3.DatabaseError:
+            ok = False
+        if not ok:
+            _set_aside(path)
+            damaged = True
+    with closing(connect()) as conn:
+        added = _adopt_folders(conn)
+        missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not job_dir(r[0]).is_dir()]
+    return {"index_rebuilt": damaged, "rows_added": added, "stale_submissions_removed": clean_stale(),
+            "jobs_without_folder": missing}
+
+
+def clean_stale() -> int:
+    """Remove temp folders of submissions whose process is gone (killed while copying); return how many."""
+    from qhybrid.jobs import procs
+
+    root = jobs_root()
+    removed = 0
+    for tmp in root.glob(f"{TMP_PREFIX}*") if root.is_dir() else []:
+        parts = tmp.name[len(TMP_PREFIX):].split("-", 1)
+        pid = int(parts[0]) if parts[0].isdigit() else None
+        if pid is None or not procs.alive(pid, None) or pid == os.getpid() and not _is_live_tmp(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+_LIVE_TMPS: set[str] = set()
+
+
+def _is_live_tmp(tmp: Path) -> bool:
+    return str(tmp) in _LIVE_TMPS
 
 
 def insert(spec) -> None:
@@ -99,84 +246,126 @@ def insert(spec) -> None:
     Raises:
         SpecError: when the name is taken.
     """
-    if job_dir(spec.name).exists():
-        raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it")
     with closing(connect()) as conn:
         try:
             conn.execute(
                 "INSERT INTO jobs (name, state, device, instance_type, instance_count, created) VALUES (?,?,?,?,?,?)",
-                (spec.name, "QUEUED", spec.device, spec.instance_type, spec.instance_count, spec.created),
+                (spec.name, JobState.QUEUED.value, spec.device, spec.instance_type, spec.instance_count, spec.created),
             )
         except sqlite3.IntegrityError:
             raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it") from None
 
 
-def create(spec, populate) -> Path:
-    """Insert the row, build the job folder in a temp place with ``populate(folder)``, move it in.
+def _private_tree(root: Path) -> None:
+    """Folders 0700, files 0600 (0700 when the owner could execute them)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        os.chmod(dirpath, contract.DIR_MODE)
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                os.chmod(p, contract.DIR_MODE if os.stat(p).st_mode & 0o100 else contract.FILE_MODE)
 
-    On any failure the row and the folder are removed: a rejected job leaves nothing.
+
+def create(spec, populate) -> Path:
+    """Build the job folder in a temp folder with ``populate(folder)``, rename it into place, add its row.
+
+    A killed submission leaves only a temp folder, which ``clean_stale`` removes; on any failure
+    the folder and the row are removed: a rejected job leaves nothing.
+
+    Raises:
+        SpecError: when the name is taken.
     """
-    insert(spec)
-    root = jobs_root()
-    tmp = root / f".tmp-{spec.name}-{uuid.uuid4().hex[:8]}"
+    root = ensure_home() / "jobs"
+    clean_stale()
+    final = root / spec.name
+    if final.exists() or _has_row(spec.name):  # (opens the index first: a new store adopts no folder)
+        raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it")
+    tmp = root / f"{TMP_PREFIX}{os.getpid()}-{spec.name}-{uuid.uuid4().hex[:8]}"
+    _LIVE_TMPS.add(str(tmp))
+    placed = False
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp.mkdir()
-        for sub in ("source", "input", "results", "checkpoints", "logs"):
-            (tmp / sub).mkdir()
+        tmp.mkdir(mode=contract.DIR_MODE)
+        for sub in contract.SUBFOLDERS:
+            (tmp / sub).mkdir(mode=contract.DIR_MODE)
         populate(tmp)
-        (tmp / "spec.json").write_text(spec.to_json(), encoding="utf-8")
-        (tmp / "metrics.jsonl").touch()
-        tmp.rename(job_dir(spec.name))
+        contract.write_atomic(tmp / contract.SPEC_FILE, spec.to_json())
+        contract.write_atomic(tmp / contract.METRICS_FILE, "")
+        contract.write_atomic(tmp / contract.STATE_FILE, json.dumps(
+            {"state": JobState.QUEUED.value, "created": spec.created}))
+        _private_tree(tmp)
+        try:
+            tmp.rename(final)
+        except OSError:
+            raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it") from None
+        placed = True
+        insert(spec)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        delete_row(spec.name)
+        shutil.rmtree(final if placed else tmp, ignore_errors=True)
         raise
-    return job_dir(spec.name)
+    finally:
+        _LIVE_TMPS.discard(str(tmp))
+    return final
+
+
+def _has_row(name: str) -> bool:
+    with closing(connect()) as conn:
+        return conn.execute("SELECT 1 FROM jobs WHERE name=?", (name,)).fetchone() is not None
 
 
 def get(name: str) -> dict:
-    """Return a job's index row as a dict.
+    """Return a job's index row as a dict (``state`` a JobState).
 
     Raises:
         JobNotFoundError: naming the job and a few that exist.
     """
-    with closing(connect()) as conn:
-        row = conn.execute("SELECT * FROM jobs WHERE name=?", (name,)).fetchone()
-        if row is None:
-            names = [r[0] for r in conn.execute("SELECT name FROM jobs ORDER BY created DESC LIMIT 5")]
+    row, names = None, []
+    if exists():
+        with closing(connect()) as conn:
+            row = conn.execute("SELECT * FROM jobs WHERE name=?", (name,)).fetchone()
+            if row is None:
+                names = [r[0] for r in conn.execute("SELECT name FROM jobs ORDER BY created DESC LIMIT 5")]
     if row is None:
         hint = f"; recent jobs: {', '.join(names)}" if names else "; no jobs yet"
         raise JobNotFoundError(f"no job named {name!r} in {home()}{hint}")
-    return dict(row)
+    return _typed(row)
+
+
+def _typed(row) -> dict:
+    out = dict(row)
+    out["state"] = JobState(out["state"])
+    return out
 
 
 def rows(state: str | None = None) -> list[dict]:
-    """Return every job's row, oldest first (optionally only one state)."""
-    if state is not None and state not in STATES:
-        raise SpecError(f"state {state!r} is not one of {', '.join(STATES)}")
+    """Return every job's row, oldest first (optionally only one state); ``[]`` when no store exists."""
+    if state is not None:
+        state = job_state.parse(state)
+    if not exists():
+        return []
     with closing(connect()) as conn:
         if state:
-            cur = conn.execute("SELECT * FROM jobs WHERE state=? ORDER BY created", (state,))
+            cur = conn.execute("SELECT * FROM jobs WHERE state=? ORDER BY created", (state.value,))
         else:
             cur = conn.execute("SELECT * FROM jobs ORDER BY created")
-        return [dict(r) for r in cur]
+        return [_typed(r) for r in cur]
 
 
 def update(name: str, **fields) -> None:
-    """Set some columns of a job's row."""
+    """Set some columns of a job's row (never its state: see ``state.transition``)."""
     if not fields:
         return
+    if "state" in fields:
+        raise ValueError("a job's state changes only through qhybrid.jobs.state.transition")
     cols = ", ".join(f"{k}=?" for k in fields)
     with closing(connect()) as conn:
         conn.execute(f"UPDATE jobs SET {cols} WHERE name=?", (*fields.values(), name))
+    if {"supervisor_pid", "supervisor_start"} & set(fields):
+        job_state.record(name)
 
 
-def transition(name: str, to_state: str, *, from_states=ACTIVE, **fields) -> bool:
-    """Move a job to ``to_state`` only if it is in one of ``from_states``; True if it moved."""
-    fields = {"state": to_state, **fields}
-    if to_state in TERMINAL and "ended" not in fields:
-        fields["ended"] = time.time()
+def update_if(name: str, from_states, **fields) -> bool:
+    """Set columns of a job's row only while its state is one of ``from_states``; True if it did.
+    (The primitive under ``state.transition``.)"""
     cols = ", ".join(f"{k}=?" for k in fields)
     marks = ",".join("?" * len(from_states))
     with closing(connect()) as conn:
@@ -184,6 +373,11 @@ def transition(name: str, to_state: str, *, from_states=ACTIVE, **fields) -> boo
             f"UPDATE jobs SET {cols} WHERE name=? AND state IN ({marks})", (*fields.values(), name, *from_states)
         )
         return cur.rowcount == 1
+
+
+def transition(name: str, to_state: str, *, from_states=None, **fields) -> bool:
+    """Alias of ``state.transition`` (kept for callers of the old name)."""
+    return job_state.transition(name, to_state, from_states=from_states, **fields)
 
 
 def delete_row(name: str) -> None:
@@ -200,4 +394,37 @@ def delete(name: str) -> None:
 
 def processes(row: dict) -> list[list]:
     """Return the recorded ``[pid, start time]`` pairs of a job's process groups."""
-    return json.loads(row.get("processes") or "[]")
+    try:
+        return json.loads(row.get("processes") or "[]")
+    except ValueError:
+        return []
+
+
+def load_spec(name: str):
+    """Read a job's spec from its folder: ``spec.json`` plus ``hyperparameters.json``.
+
+    Raises:
+        JobError: when the folder or ``spec.json`` is missing or damaged (one line).
+    """
+    from qhybrid.errors import JobError
+    from qhybrid.jobs.spec import JobSpec
+
+    folder = job_dir(name)
+    try:
+        text = (folder / contract.SPEC_FILE).read_text(encoding="utf-8")
+        spec = JobSpec.from_json(text)
+    except FileNotFoundError:
+        what = "its folder is missing" if not folder.is_dir() else f"{contract.SPEC_FILE} is missing"
+        raise JobError(f"job {name!r} is damaged: {what} ({folder})") from None
+    except (OSError, ValueError, TypeError) as err:
+        raise JobError(f"job {name!r} is damaged: {contract.SPEC_FILE} is unreadable ({err})") from None
+    if not spec.hyperparameters:
+        try:
+            hp = json.loads((folder / contract.HP_FILE).read_text(encoding="utf-8"))
+            if isinstance(hp, dict):
+                from dataclasses import replace
+
+                spec = replace(spec, hyperparameters=hp)
+        except (OSError, ValueError):
+            pass
+    return spec

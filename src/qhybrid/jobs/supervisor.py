@@ -15,60 +15,98 @@ import threading
 import time
 import traceback
 
-from qhybrid.jobs import instances, metrics, procs, store
+from qhybrid.jobs import contract, instances, metrics, procs, store
 from qhybrid.jobs.backends import ProcessSpec, get_backend
 from qhybrid.jobs.spec import JobSpec
+from qhybrid.jobs.state import ACTIVE, JobState, transition
 
 POLL_S = 0.05
+HEARTBEAT_S = 1.0
+RECORD_S = 0.2  # how often the descendants record is refreshed
 TB_LINES = 25
-_INHERITED = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+_INHERITED = contract.DISTRIBUTED_ENV + ("TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT")
 
 
 def load_spec(name: str) -> JobSpec:
-    return JobSpec.from_json((store.job_dir(name) / "spec.json").read_text(encoding="utf-8"))
+    return store.load_spec(name)
 
 
 def free_port() -> int:
     """Return a free TCP port on 127.0.0.1."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((contract.LOOPBACK, 0))
         return s.getsockname()[1]
 
 
-def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None) -> dict[str, str]:
-    """Return the full environment of one process of a job (the Braket contract plus resources)."""
+def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None, loopback: bool = True) -> dict[str, str]:
+    """Return the full environment of one process of a job (the Braket contract plus resources).
+
+    ``loopback``: every rank runs on this machine, so the rendezvous is the supervisor's store on
+    127.0.0.1 (``TORCHELASTIC_USE_AGENT_STORE``) and gloo / NCCL talk over ``lo``.
+    """
     folder = store.job_dir(spec.name)
-    inst = instances.get_instance(spec.instance_type)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AMZN_BRAKET_") and k not in _INHERITED}
+    inst = spec.frozen_instance()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(contract.BRAKET_PREFIX) and k not in _INHERITED}
     world = spec.world_size
     threads = str(instances.threads_for(inst, world, spec.instance_count if spec.distribution else 1))
     gpus = min(inst.gpus, instances.local_gpus())
-    source = str(folder / "source")
-    env.update(
-        AMZN_BRAKET_DEVICE_ARN=spec.device,
-        AMZN_BRAKET_HP_FILE=str(folder / "hyperparameters.json"),
-        AMZN_BRAKET_INPUT_DIR=str(folder / "input"),
-        AMZN_BRAKET_JOB_RESULTS_DIR=str(folder / "results"),
-        AMZN_BRAKET_CHECKPOINT_DIR=str(folder / "checkpoints"),
-        AMZN_BRAKET_JOB_NAME=spec.name,
-        PYTHONUNBUFFERED="1",
-        PYTHONPATH=os.pathsep.join(p for p in (source, env.get("PYTHONPATH", "")) if p),
-        OMP_NUM_THREADS=threads,
-        MKL_NUM_THREADS=threads,
-        QHYBRID_TORCH_THREADS=threads,
-        QHYBRID_HOME=str(store.home()),
-        CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(gpus)),
-    )
+    env.update({
+        contract.DEVICE_ENV: spec.device,
+        contract.HP_FILE_ENV: str(folder / contract.HP_FILE),
+        contract.INPUT_DIR_ENV: str(folder / contract.INPUT_DIR),
+        contract.RESULTS_DIR_ENV: str(folder / contract.RESULTS_DIR),
+        contract.CHECKPOINT_DIR_ENV: str(folder / contract.CHECKPOINT_DIR),
+        contract.JOB_NAME_ENV: spec.name,
+        contract.TORCH_THREADS_ENV: threads,
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "QHYBRID_HOME": str(store.home()),
+        "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(gpus)),
+    })
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep instead of spinning (issue 14)
     if spec.distribution:
         env.update(
             RANK=str(rank),
             LOCAL_RANK=str(rank % spec.processes_per_instance),
             WORLD_SIZE=str(world),
             LOCAL_WORLD_SIZE=str(spec.processes_per_instance),
-            MASTER_ADDR="127.0.0.1",
+            MASTER_ADDR=contract.LOOPBACK,
             MASTER_PORT=str(port),
         )
+        if loopback:
+            env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+            env.setdefault("NCCL_SOCKET_IFNAME", "lo")
     return env
+
+
+class Rendezvous:
+    """The torch.distributed store of a job whose ranks all run here, hosted by the supervisor and
+    bound to 127.0.0.1 only (a TCPStore of rank 0 would listen on every interface, unauthenticated).
+    Ranks reach it through ``env://`` with ``TORCHELASTIC_USE_AGENT_STORE=True``."""
+
+    def __init__(self):
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind((contract.LOOPBACK, 0))
+        self._sock.listen(512)
+        self.port = self._sock.getsockname()[1]
+        self._store = None
+        try:
+            import datetime
+
+            from torch.distributed import TCPStore
+
+            self._store = TCPStore(contract.LOOPBACK, self.port, None, True, timeout=datetime.timedelta(minutes=30),
+                                   wait_for_workers=False, master_listen_fd=self._sock.fileno())
+        except Exception:  # noqa: BLE001 - no torch.distributed: ranks bring their own store
+            self._sock.close()
+            self.port = free_port()
+
+    @property
+    def env(self) -> dict[str, str]:
+        if self._store is None:
+            return {}
+        return {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "0"}
 
 
 _TRACEBACK = "Traceback (most recent call last)"
@@ -88,18 +126,32 @@ class Supervisor:
     Args:
         name: the job's name (its folder and row must exist).
         backend: a backend instance; default from the spec (``local``).
+        detached: True in the job's own supervisor process (``main``): it is then the child
+            subreaper of the job's processes and ends every descendant when the job ends.
     """
 
-    def __init__(self, name: str, *, backend=None):
+    def __init__(self, name: str, *, backend=None, detached: bool = False):
         self.name = name
         self.folder = store.job_dir(name)
         self.spec = load_spec(name)
         self.backend = backend or get_backend(self.spec.backend)
+        self.detached = detached
         self._lock = threading.Lock()
         self._log = None
         self._rank_logs: dict[int, object] = {}
         self._metrics = None
         self._stop_signal = None
+        self._rendezvous = None
+        self._recorded: list = []
+        self._stopped_at: float | None = None
+        self._left = 0
+
+    @property
+    def _owns_tree(self) -> bool:
+        return self.detached and self.backend.local
+
+    def _open(self, path):
+        return open(path, "a", buffering=1, encoding="utf-8", opener=contract.private_opener)
 
     # -- output -------------------------------------------------------------
     def emit(self, text: str) -> None:
@@ -120,33 +172,44 @@ class Supervisor:
     # -- lifecycle ----------------------------------------------------------
     def processes(self) -> list[ProcessSpec]:
         spec = self.spec
-        port = free_port() if spec.distribution else None
-        argv = [sys.executable, "-m", "qhybrid.jobs.entry", str(self.folder / "source"), spec.entry_point]
+        port, extra = None, {}
+        if spec.distribution:
+            if self.backend.local and spec.world_size > 1:
+                self._rendezvous = Rendezvous()
+                port, extra = self._rendezvous.port, self._rendezvous.env
+            else:
+                port = free_port()
+        source = self.folder / contract.SOURCE_DIR
+        # -P: the source folder (the cwd) is not put before the standard library, so a job file
+        # named json.py cannot break the runner's own imports; entry puts it on sys.path itself.
+        argv = [sys.executable, "-P", "-m", "qhybrid.jobs.entry", str(source), spec.entry_point]
         if spec.extra.get("call"):
-            argv.append(str(self.folder / "source" / "_qhybrid_call.json"))
+            argv.append(str(source / contract.CALL_FILE))
         return [
-            ProcessSpec(rank=r, argv=argv, env=job_env(spec, rank=r, port=port), cwd=str(self.folder / "source"))
+            ProcessSpec(rank=r, argv=argv, cwd=str(source),
+                        env={**job_env(spec, rank=r, port=port, loopback=self.backend.local), **extra})
             for r in range(spec.world_size)
         ]
 
     def run(self) -> str:
         """Run the job; return its final state. Never raises for the job's own failure."""
         row = store.get(self.name)
-        if row["state"] != "QUEUED":
+        if row["state"] != JobState.QUEUED:
             return row["state"]
         store.update(self.name, supervisor_pid=os.getpid(), supervisor_start=procs.start_time(os.getpid()))
-        logs = self.folder / "logs"
-        self._log = open(logs / "job.log", "a", buffering=1, encoding="utf-8")
-        self._metrics = open(self.folder / "metrics.jsonl", "a", buffering=1, encoding="utf-8")
+        logs = self.folder / contract.LOGS_DIR
+        self._log = self._open(logs / contract.JOB_LOG)
+        self._metrics = self._open(self.folder / contract.METRICS_FILE)
+        started = None
         try:
             specs = self.processes()
             for p in specs:
-                self._rank_logs[p.rank] = open(logs / f"rank-{p.rank}.log", "a", buffering=1, encoding="utf-8")
-            prepare = getattr(self.backend, "prepare", None)  # e.g. Ray: wait for cluster room while QUEUED
-            if prepare is not None:
-                prepare(specs, self.on_line, lambda: (self.folder / "cancel").exists() or bool(self._stop_signal))
+                self._rank_logs[p.rank] = self._open(logs / contract.rank_log(p.rank))
+            self.backend.prepare(specs, self.on_line,
+                                 lambda: (self.folder / contract.CANCEL_FILE).exists() or bool(self._stop_signal))
             started = time.time()
-            if not store.transition(self.name, "RUNNING", from_states=("QUEUED",), started=started):
+            if not transition(self.name, JobState.RUNNING, started=started, heartbeat=started):
+                self._close()
                 return store.get(self.name)["state"]
             spec = self.spec
             self.emit(
@@ -156,46 +219,74 @@ class Supervisor:
             state, reason, tb = self._watch(specs, started)
         except BaseException as err:  # the supervisor's own failure
             self.backend.kill(grace=1.0)
-            state, reason, tb = "FAILED", f"supervisor error: {err!r}", traceback.format_exc()
-            started = store.get(self.name)["started"] or time.time()
+            state, reason, tb = JobState.FAILED, f"supervisor error: {err!r}", traceback.format_exc()
+            started = started or store.get(self.name)["started"] or time.time()
         return self._finish(state, reason, tb, started)
+
+    def _record_tree(self) -> None:
+        """Keep ``descendants.json`` (every process of the job, for whoever finds us dead) up to date."""
+        if not self._owns_tree:
+            return
+        found = procs.descendants()
+        if found != self._recorded:
+            self._recorded = found
+            known = {p for p, _s in found}
+            old = [x for x in _read_descendants(self.folder) if x[0] not in known and procs.alive(*x)]
+            contract.write_atomic(self.folder / contract.DESCENDANTS_FILE, json.dumps(found + old))
 
     def _watch(self, specs, started):
         spec = self.spec
-        inst = instances.get_instance(spec.instance_type)
+        inst = spec.frozen_instance()
         self.backend.launch(specs, self.on_line)
         store.update(self.name, processes=json.dumps(self.backend.groups()))
-        cancel_file = self.folder / "cancel"
+        self._record_tree()
+        cancel_file = self.folder / contract.CANCEL_FILE
+        budget_s = spec.budget_seconds()
+        beat = record = time.monotonic()
         while True:
             codes = self.backend.poll()
             failed = sorted(r for r, c in codes.items() if c not in (None, 0))
-            elapsed = time.time() - started
+            now = time.time()
+            elapsed = now - started
+            if time.monotonic() - record >= RECORD_S:
+                self._record_tree()
+                record = time.monotonic()
+            if time.monotonic() - beat >= HEARTBEAT_S:
+                store.update(self.name, heartbeat=now)
+                beat = time.monotonic()
             if failed:
                 self.backend.kill()
+                self.end_tree()
                 self.backend.drain()
                 rank = self._cause(failed)
                 return self._failure(rank, codes[rank])
             if codes and all(c == 0 for c in codes.values()):
+                self.end_tree()  # what the script left running would hold its output open
                 self.backend.drain()
-                return "COMPLETED", None, None
+                return JobState.COMPLETED, None, None
             if cancel_file.exists():
+                self._stopped_at = now
                 self.backend.kill()
-                return "CANCELLED", "cancelled on request", None
+                return JobState.CANCELLED, "cancelled on request", None
             if self._stop_signal:
+                self._stopped_at = now
                 self.backend.kill(grace=1.0)
-                return "FAILED", f"supervisor stopped by signal {self._stop_signal}", None
+                return JobState.FAILED, f"supervisor stopped by signal {self._stop_signal}", None
             if spec.max_runtime and elapsed > spec.max_runtime:
+                self._stopped_at = now
                 self.backend.kill()
-                return "FAILED", f"max_runtime of {spec.max_runtime:g} s exceeded", None
-            if spec.max_cost is not None:
-                spent = instances.cost(elapsed, inst, spec.instance_count)
-                if spent is not None and spent >= spec.max_cost:
-                    self.backend.kill()
-                    return "FAILED", f"max_cost of ${spec.max_cost:g} reached (estimated ${spent:.6f})", None
+                return JobState.FAILED, f"max_runtime of {spec.max_runtime:g} s exceeded", None
+            # the bill rounds up to whole seconds: stop while the rounded bill still fits the budget
+            if budget_s is not None and elapsed >= budget_s - 4 * POLL_S:
+                self._stopped_at = min(now, started + budget_s)
+                self.backend.kill()
+                spent = instances.cost(instances.ceil_seconds(self._stopped_at - started), inst, spec.instance_count)
+                return (JobState.FAILED, f"max_cost of ${spec.max_cost:g} reached "
+                        f"(billed ${spent:.6f} for {instances.ceil_seconds(self._stopped_at - started)} s)", None)
             time.sleep(POLL_S)
 
     def _rank_log(self, rank) -> str:
-        return (self.folder / "logs" / f"rank-{rank}.log").read_text(encoding="utf-8", errors="replace")
+        return (self.folder / contract.LOGS_DIR / contract.rank_log(rank)).read_text(encoding="utf-8", errors="replace")
 
     def _cause(self, failed: list) -> int:
         """The rank to blame among ranks found failed in one poll: the first that raised (its log
@@ -209,35 +300,48 @@ class Supervisor:
         who = f"rank {rank}" if self.spec.distribution else "the job script"
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         reason = f"{who} {how}" + (f": {last.strip()}" if last else "")
-        known = getattr(self.backend, "failure_reason", lambda _rank: None)(rank)  # e.g. Ray: "worker died: ..."
-        reason = known or reason
+        reason = self.backend.failure_reason(rank) or reason  # e.g. Ray: "worker died: ..."
         if self.spec.distribution and self.spec.world_size > 1:
             reason += "; the other ranks were stopped"
-        return "FAILED", reason, tb
+        return JobState.FAILED, reason, tb
+
+    def end_tree(self) -> int:
+        """End every process the job left behind (children that setsid, ignore SIGTERM, or outlive
+        a script that exited 0); return how many there were."""
+        if not self._owns_tree:
+            return 0
+        keep = [p for p, _s in self.backend.groups() if p]
+        self._left += procs.end_descendants(grace=1.0, keep=keep)
+        (self.folder / contract.DESCENDANTS_FILE).unlink(missing_ok=True)
+        return self._left
+
+    def _close(self) -> None:
+        for f in (*self._rank_logs.values(), self._metrics, self._log):
+            if f is not None and not f.closed:
+                f.close()
 
     def _finish(self, state, reason, tb, started) -> str:
-        finish = getattr(self.backend, "finish", None)  # e.g. Ray: bring results/checkpoints home
-        if finish is not None:
-            try:
-                finish()
-            except Exception as err:  # noqa: BLE001 - recorded, not raised
-                if state == "COMPLETED":
-                    state, reason, tb = "FAILED", f"collecting outputs failed: {err!r}", traceback.format_exc()
+        try:
+            self.backend.finish()  # e.g. Ray: bring results/checkpoints home
+        except Exception as err:  # noqa: BLE001 - recorded, not raised
+            if state == JobState.COMPLETED:
+                state, reason, tb = JobState.FAILED, f"collecting outputs failed: {err!r}", traceback.format_exc()
+        left = self.end_tree()
         ended = time.time()
-        inst = instances.get_instance(self.spec.instance_type)
-        billed = instances.ceil_seconds(ended - started)
+        billed_until = self._stopped_at or ended
+        inst = self.spec.frozen_instance()
+        billed = instances.ceil_seconds(billed_until - started)
         cost = instances.cost(billed, inst, self.spec.instance_count)
         summary = f"qhybrid: job {self.name} {state} after {ended - started:.2f} s"
         summary += f" (billed {billed} s x {self.spec.instance_count}, cost {instances.format_usd(cost)})"
         if reason:
             summary += f": {reason}"
+        if left:
+            summary += f"; ended {left} process(es) it left behind"
         self.emit(summary)
-        for f in (*self._rank_logs.values(), self._metrics, self._log):
-            f.close()
-        store.transition(
-            self.name, state, from_states=("RUNNING", "QUEUED"), ended=ended,
-            billed_seconds=billed, cost=cost, reason=reason, traceback=tb,
-        )
+        self._close()
+        transition(self.name, state, from_states=ACTIVE, ended=ended, billed_seconds=billed, cost=cost,
+                   reason=reason, traceback=tb)
         return store.get(self.name)["state"]
 
     def handle_signals(self) -> None:
@@ -250,12 +354,30 @@ class Supervisor:
             signal.signal(sig, stop)
 
 
+def _read_descendants(folder) -> list[list]:
+    try:
+        found = json.loads((folder / contract.DESCENDANTS_FILE).read_text(encoding="utf-8"))
+        return [list(x) for x in found if isinstance(x, list) and len(x) == 2]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def end_recorded(folder) -> None:
+    """End what a dead supervisor recorded: its descendants (``descendants.json``)."""
+    procs.kill_pids(_read_descendants(folder), grace=1.0)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    sup = Supervisor(argv[0])
+    os.umask(0o077)  # everything the job writes is private (0600 files, 0700 folders)
+    procs.become_subreaper()
+    sup = Supervisor(argv[0], detached=True)
     sup.handle_signals()
-    state = sup.run()
-    return 0 if state == "COMPLETED" else 1
+    try:
+        state = sup.run()
+    finally:
+        sup.end_tree()
+    return 0 if state == JobState.COMPLETED else 1
 
 
 if __name__ == "__main__":

@@ -1,24 +1,9 @@
 """Backends place a job's processes; the supervisor owns everything else.
 
-A backend is found by file name (``backends/<name>.py`` exporting ``Backend``)
-and implements this small interface:
-
-- ``launch(processes, on_line)``: start every ProcessSpec; call
-  ``on_line(rank, line)`` for each line the process writes (stdout and stderr);
-- ``poll() -> dict[rank, int | None]``: exit codes, None while running;
-- ``kill(grace)``: end every process tree (SIGTERM, then SIGKILL after ``grace`` s);
-- ``groups() -> list[[pid, start]]``: what to record so a dead supervisor's
-  processes can still be found and ended;
-- ``drain(timeout)``: wait until all output has been delivered;
-- optional ``finish()``: called once after the processes ended and before the
-  final state is recorded (a remote backend copies ``results/`` and
-  ``checkpoints/`` back into the job folder here; an exception fails the job);
-- optional ``prepare(processes, on_line, cancelled)``: called while the job is
-  still QUEUED; may block until the backend has room (Ray: the placement group),
-  returning early when ``cancelled()`` is true; never raises;
-- optional ``failure_reason(rank) -> str | None``: the reason to record for a
-  failed rank when the backend knows it better than the exit code (Ray:
-  ``worker died: ...``).
+A backend is found by name (``backends/<name>.py`` or the package ``backends/<name>/``
+exporting ``Backend``) and subclasses ``base.Backend``: ``launch``, ``poll``, ``kill``
+are required; ``check`` (pre-flight at submission), ``prepare``, ``groups``, ``drain``,
+``failure_reason`` and ``finish`` have defaults (see ``base``).
 
 The job folder's paths are in each ProcessSpec's ``env`` (``AMZN_BRAKET_*``)
 and ``cwd`` (the source snapshot); a remote backend maps them to its own.
@@ -29,19 +14,9 @@ this interpreter (tests, debugging); ``ray`` places them on a Ray cluster (docs/
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 
 from qhybrid.errors import SpecError
-
-
-@dataclass(frozen=True)
-class ProcessSpec:
-    """One process of a job: its rank, command line, full environment and working folder."""
-
-    rank: int
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str = "."
+from qhybrid.jobs.backends.base import Backend, ProcessSpec  # noqa: F401  (re-exported)
 
 
 def get_backend(name: str):

@@ -14,6 +14,7 @@ import sys
 import traceback
 
 from qhybrid.jobs import entry
+from qhybrid.jobs.backends.base import Backend as BaseBackend
 
 
 class _LineWriter(io.TextIOBase):
@@ -39,8 +40,10 @@ class _LineWriter(io.TextIOBase):
             self._buf = ""
 
 
-class Backend:
+class Backend(BaseBackend):
     """Runs each ProcessSpec's entry point synchronously inside ``launch``."""
+
+    max_processes = 1
 
     def __init__(self):
         self._codes: dict[int, int | None] = {}
@@ -51,8 +54,9 @@ class Backend:
             self._codes[spec.rank] = self._run(spec, on_line)
 
     def _run(self, spec, on_line) -> int:
-        source_dir, entry_point = spec.argv[3], spec.argv[4]  # [python, -m, qhybrid.jobs.entry, ...]
-        call_file = spec.argv[5] if len(spec.argv) > 5 else None
+        at = spec.argv.index("qhybrid.jobs.entry")  # [python, -P, -m, qhybrid.jobs.entry, source, entry, (call)]
+        source_dir, entry_point = spec.argv[at + 1], spec.argv[at + 2]
+        call_file = spec.argv[at + 3] if len(spec.argv) > at + 3 else None
         saved_env, saved_path, saved_argv, saved_cwd = dict(os.environ), list(sys.path), list(sys.argv), os.getcwd()
         saved_modules = set(sys.modules)
         writer = _LineWriter(spec.rank, on_line)
@@ -94,7 +98,4 @@ class Backend:
         return []  # never record the caller itself as something to kill
 
     def kill(self, grace: float = 3.0) -> None:
-        return None
-
-    def drain(self, timeout: float = 5.0) -> None:
         return None

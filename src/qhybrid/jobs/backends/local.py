@@ -13,7 +13,8 @@ import sys
 import threading
 import time
 
-from qhybrid.jobs import procs
+from qhybrid.jobs import instances, procs
+from qhybrid.jobs.backends.base import Backend as BaseBackend
 
 _PR_SET_PDEATHSIG = 1
 
@@ -27,8 +28,15 @@ def _child_setup() -> None:  # runs in the child between fork and exec
             pass
 
 
-class Backend:
+class Backend(BaseBackend):
     """Subprocesses with merged stdout/stderr read line by line by one thread each."""
+
+    local = True
+
+    @property
+    def max_processes(self) -> int:
+        """Every rank runs on this machine: at most 4 per core (at least 16)."""
+        return max(16, 4 * instances.local_cores())
 
     def __init__(self):
         self._procs: dict[int, subprocess.Popen] = {}

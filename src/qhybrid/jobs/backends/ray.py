@@ -27,6 +27,7 @@ from qhybrid.devices import needs_gpu, parse_device
 from qhybrid.errors import ClusterError, SpecError
 from qhybrid.jobs import instances, store
 from qhybrid.jobs.backends import ray_cluster, ray_placement
+from qhybrid.jobs.backends.base import Backend as BaseBackend
 from qhybrid.jobs.backends.ray_transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
 from qhybrid.jobs.backends.ray_worker import RankRunner, pack
 from qhybrid.jobs.spec import JobSpec
@@ -74,7 +75,7 @@ def check_submission(spec: JobSpec) -> str:
     return address
 
 
-class Backend:
+class Backend(BaseBackend):
     """Places a job's ranks as Ray actors; see the module docstring."""
 
     def __init__(self):
