@@ -122,3 +122,76 @@ def test_package_without_main_needs_a_module(home, tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "run.py").write_text("print(1)\n")
     _rejected(home, SpecError, "entry point module 'pkg' not found.*pkg.run", device=CPU, source_module=pkg)
+
+
+# -- numbers, types and sizes: one line, nothing written ---------------------------------------
+@pytest.mark.parametrize("key", ["max_runtime", "max_cost"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0, -1.0, "soon", True])
+def test_limits_must_be_positive_finite_numbers(home, script, key, value):
+    _rejected(home, SpecError, f"{key} must be", device=CPU, source_module=script,
+              instance_config=InstanceConfig(instanceType="ml.m5.2xlarge"), **{key: value})
+
+
+@pytest.mark.parametrize("value", [2.7, 0, -2, "2", True])
+def test_processes_per_instance_is_a_positive_integer(home, script, value):
+    _rejected(home, SpecError, "processes_per_instance must be a positive", device=CPU, source_module=script,
+              distribution="data_parallel", processes_per_instance=value)
+
+
+def test_world_size_is_bounded_by_the_backend(home, script):
+    _rejected(home, SpecError, "processes; the local backend places at most", device=CPU, source_module=script,
+              distribution="data_parallel", processes_per_instance=10**9)
+    with pytest.raises(InstanceError, match="instanceCount must be at most"):
+        InstanceConfig(instanceCount=10**9)
+
+
+def test_hyperparameters_are_capped(home, script):
+    _rejected(home, SpecError, "more than the 1,048,576 allowed", device=CPU, source_module=script,
+              hyperparameters={"blob": "x" * (1 << 20)})
+
+
+def test_hyperparameters_are_stored_once(home, script):
+    job = Job.create(CPU, script, hyperparameters={"steps": 2}, in_process=True)
+    assert '"steps"' not in (job.folder / "spec.json").read_text()
+    assert job.spec().hyperparameters == {"steps": "2"} and job.describe()["hyperparameters"] == {"steps": "2"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"source_module": None}, "source_module must be a path.*None"),
+    ({"entry_point": 5}, "entry_point must be a string.*5"),
+    ({"input_data": {"a": None}}, "input path for channel 'a' must be a path, got None"),
+    ({"input_data": 3.5}, "input_data must be a path or a dict"),
+    ({"device": None}, "device must be a string.*None"),
+    ({"job_name": "name\n"}, "invalid job name"),
+    ({"input_data": {"data\n": "."}}, "invalid input channel name"),
+])
+def test_api_type_errors_are_qhybrid_errors_naming_the_value(home, script, kwargs, match):
+    args = {"device": CPU, "source_module": script, **kwargs}
+    _rejected(home, SpecError, match, **args)
+
+
+def _price(tmp_path, monkeypatch, value):
+    prices = tmp_path / "prices.toml"
+    prices.write_text(f'[prices]\n"ml.c5.xlarge" = {value}\n')
+    monkeypatch.setenv("QHYBRID_PRICES", str(prices))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0"])
+def test_prices_must_be_positive_finite(home, script, tmp_path, monkeypatch, value):
+    _price(tmp_path, monkeypatch, value)
+    _rejected(home, InstanceError, "price of 'ml.c5.xlarge'", device=CPU, source_module=script,
+              instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+
+
+def test_max_cost_below_one_billed_second(home, script, tmp_path, monkeypatch):
+    _price(tmp_path, monkeypatch, "60.0")  # 1 USD per second
+    _rejected(home, SpecError, "less than one billed second", device=CPU, source_module=script,
+              instance_config=InstanceConfig(instanceType="ml.c5.xlarge"), max_cost=0.5)
+
+
+def test_prices_are_frozen_into_the_spec(home, script, tmp_path, monkeypatch):
+    _price(tmp_path, monkeypatch, "60.0")
+    job = Job.create(CPU, script, instance_config=InstanceConfig(instanceType="ml.c5.xlarge"), in_process=True)
+    assert job.spec().instance["usd_per_minute"] == 60.0
+    _price(tmp_path, monkeypatch, "6.0")
+    assert job.describe()["price_usd_per_minute"] == 60.0

@@ -1,6 +1,15 @@
-"""The supervisor's environment contract and failure text."""
+"""The supervisor: environment contract, failure text, limits, bills and the end of every process."""
 from __future__ import annotations
 
+import math
+import os
+import signal
+import time
+
+import pytest
+from jobkit import CPU, gone, read_pid, wait_for
+
+from qhybrid import InstanceConfig, Job
 from qhybrid.jobs import store
 from qhybrid.jobs.spec import build_spec
 from qhybrid.jobs.supervisor import free_port, job_env, traceback_tail
@@ -33,3 +42,134 @@ def test_traceback_tail_takes_the_last_traceback():
 
 def test_free_port():
     assert 0 < free_port() < 65536
+
+
+def test_job_env_sets_a_passive_omp_wait_policy_unless_set(write_script, monkeypatch):
+    spec = build_spec(device="local:qhybrid/qhybrid.cpu", source_module=write_script("s.py", "pass\n"), job_name="omp")
+    assert job_env(spec)["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert job_env(spec)["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert "source" not in job_env(spec).get("PYTHONPATH", "")  # the source is no import path of the runner
+
+
+# -- no process outlives its job ------------------------------------------------------------------
+# The script starts a grandchild that leaves the job's process group (setsid) and ignores SIGTERM,
+# writes its pid, then does what ``HOW`` says.
+ORPHAN = """
+    import os, subprocess, sys, time
+    from qhybrid.jobs import results_dir
+    how = {how!r}
+    child = subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"],
+        start_new_session=True)
+    (results_dir() / "pid").write_text(str(child.pid))
+    if how == "exit":
+        sys.exit(0)
+    if how == "fail":
+        raise RuntimeError("boom")
+    time.sleep(600)
+"""
+
+
+def _priced(tmp_path, monkeypatch):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[prices]\n"ml.c5.xlarge" = 60.0\n')  # 1 USD per second
+    monkeypatch.setenv("QHYBRID_PRICES", str(prices))
+
+
+@pytest.mark.parametrize("how, expect", [
+    ("exit", "COMPLETED"), ("fail", "FAILED"), ("cancel", "CANCELLED"), ("timeout", "FAILED"),
+    ("budget", "FAILED"), ("supervisor-death", "FAILED"),
+])
+def test_no_process_outlives_its_job(write_script, tmp_path, monkeypatch, how, expect):
+    _priced(tmp_path, monkeypatch)
+    kwargs = {"max_runtime": 1.5} if how == "timeout" else {}
+    if how == "budget":
+        kwargs = {"max_cost": 2.0, "instance_config": InstanceConfig(instanceType="ml.c5.xlarge")}
+    job = Job.create(CPU, write_script("orphan.py", ORPHAN.format(how=how)), **kwargs)
+    pid = read_pid(store.job_dir(job.name) / "results" / "pid")
+    if how == "cancel":
+        job.cancel()
+    if how == "supervisor-death":
+        wait_for(lambda: (store.job_dir(job.name) / "descendants.json").exists()
+                 and str(pid) in (store.job_dir(job.name) / "descendants.json").read_text())
+        os.kill(store.get(job.name)["supervisor_pid"], signal.SIGKILL)
+    job.wait(timeout=30)
+    assert job.state() == expect
+    wait_for(lambda: gone(pid), timeout=10)
+
+
+def test_max_cost_stops_before_the_bill_passes_the_budget(write_script, tmp_path, monkeypatch):
+    _priced(tmp_path, monkeypatch)
+    job = Job.create(CPU, write_script("sleep.py", "import time\ntime.sleep(600)\n"), max_cost=2.5,
+                     instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+    info = job.wait(timeout=30).describe()
+    assert info["state"] == "FAILED" and "max_cost" in info["failure_reason"]
+    assert info["estimated_cost_usd"] <= 2.5 and info["billed_seconds"] <= 2
+
+
+def test_dead_supervisor_is_billed_to_its_last_heartbeat(write_script, tmp_path, monkeypatch):
+    _priced(tmp_path, monkeypatch)
+    job = Job.create(CPU, write_script("sleep.py", SLEEPS), instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+    read_pid(store.job_dir(job.name) / "results" / "pid")
+    wait_for(lambda: store.get(job.name)["heartbeat"] and store.get(job.name)["heartbeat"] > store.get(job.name)["started"])
+    os.kill(store.get(job.name)["supervisor_pid"], signal.SIGKILL)
+    time.sleep(2.5)  # time passes after the death: none of it is billed
+    job.state()  # whoever looks finds the supervisor dead
+    row = store.get(job.name)
+    assert row["state"] == "FAILED" and row["ended"] == row["heartbeat"]
+    assert row["billed_seconds"] == math.ceil(row["heartbeat"] - row["started"])
+    first = job.describe()["estimated_cost_usd"]
+    time.sleep(1.1)
+    assert job.describe()["estimated_cost_usd"] == first == row["cost"]
+
+
+SLEEPS = """
+    import os, time
+    from qhybrid.jobs import results_dir
+    (results_dir() / "pid").write_text(str(os.getpid()))
+    time.sleep(600)
+"""
+
+
+def test_edited_prices_during_a_run_keep_the_job_and_its_price(write_script, tmp_path, monkeypatch):
+    _priced(tmp_path, monkeypatch)
+    job = Job.create(CPU, write_script("s.py", "import time\ntime.sleep(1.0)\n"),
+                     instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+    (tmp_path / "prices.toml").write_text('[prices]\n"ml.c5.xlarge" = "not a number"\n')
+    info = job.wait(timeout=30).describe()
+    assert info["state"] == "COMPLETED" and info["price_usd_per_minute"] == 60.0
+    assert info["estimated_cost_usd"] == info["billed_seconds"] * 1.0
+
+
+def test_single_instance_rendezvous_listens_on_loopback_only(write_script):
+    script = write_script("ddp.py", """
+        import os
+        import torch.distributed as dist
+        from qhybrid.jobs import distributed, save_job_result
+        info = distributed()
+        port = int(os.environ["MASTER_PORT"])
+        listening = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in open(table).read().splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                if state == "0A":
+                    listening.append(local)
+        dist.barrier()
+        if info["rank"] == 0:
+            save_job_result({"listening": listening, "port": port})
+    """)
+    job = Job.create(CPU, script, distribution="data_parallel", processes_per_instance=2)
+    out = job.wait(timeout=90).result()
+    mine = [a for a in out["listening"] if int(a.rsplit(":", 1)[1], 16) == out["port"]]
+    assert mine == [f"0100007F:{out['port']:04X}"]  # 127.0.0.1 only, no [::] nor 0.0.0.0
+
+
+def test_a_source_file_named_json_py_does_not_break_the_runner(write_script):
+    script = write_script("json.py", """
+        import json, sys
+        from qhybrid.jobs import save_job_result
+        save_job_result({"ok": 1, "name": __name__})
+    """)
+    job = Job.create(CPU, script)
+    assert job.wait(timeout=30).result() == {"ok": 1, "name": "__main__"}, job.logs()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64  # noqa: F401  (imported before the source folder is on sys.path: the codec needs them)
 import importlib
+import importlib.util
 import json
 import os
 import pickle  # noqa: F401
@@ -36,18 +37,38 @@ def load_call(path: str) -> dict:
     return call
 
 
+def _shadowing_file(source_dir: str, module: str) -> str | None:
+    """The job's own top-level file when its name is a module already imported (``json.py``)."""
+    path = os.path.join(source_dir, f"{module}.py")
+    if "." in module or module not in sys.modules or not os.path.isfile(path):
+        return None
+    return None if getattr(sys.modules[module], "__file__", None) == path else path
+
+
+def _load_file(path: str):
+    spec = importlib.util.spec_from_file_location(f"_qhybrid_job_{os.path.basename(path)[:-3]}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None:
     """Import and run the entry point with ``source_dir`` first on ``sys.path``."""
     if source_dir not in sys.path:
         sys.path.insert(0, source_dir)
     module, _, func = entry_point.partition(":")
+    shadowing = _shadowing_file(source_dir, module)
     if not func:
         sys.argv = [module]
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        if shadowing is not None:  # e.g. a job script named json.py: run that file, not the module json
+            runpy.run_path(shadowing, run_name="__main__")
+        else:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
         return
     if call_file is not None:  # a hybrid_job module that calls its own function at import must not resubmit
         os.environ[HYBRID_ENTRY_ENV] = entry_point
-    target = getattr(importlib.import_module(module), func)
+    target = getattr(_load_file(shadowing) if shadowing else importlib.import_module(module), func)
     target = getattr(target, "__wrapped__", target)
     if call_file is None:
         value = target()
