@@ -133,3 +133,49 @@ def test_run_data_parallel(tmp_path, capsys):
                      "if os.environ['RANK'] == '0':\n    save_job_result({'world': os.environ['WORLD_SIZE']})\n")
     assert main(["run", str(ranks), "--processes-per-instance", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["result"] == {"world": "2"}
+
+
+PICKLER = """
+    from qhybrid.jobs import save_job_result
+    save_job_result({"x": {1, 2}}, data_format="pickled_v4")
+"""
+
+
+def test_pickled_results_need_allow_pickle(tmp_path, capsys):
+    job = tmp_path / "pickler.py"
+    job.write_text(textwrap.dedent(PICKLER))
+    assert main(["run", str(job), "--name", "pk"]) == 1
+    err = capsys.readouterr().err
+    assert "qhybrid: error: the result of job 'pk' is pickled" in err and "--allow-pickle" in err
+    assert main(["jobs", "result", "pk"]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert main(["jobs", "result", "pk", "--allow-pickle"]) == 0
+    assert "{1, 2}" in capsys.readouterr().out
+
+
+def test_truncated_result_is_one_line(script, capsys, _isolated_home):
+    assert main(["run", str(script), "--name", "tr"]) == 0
+    (_isolated_home / "jobs" / "tr" / "results" / "results.json").write_text('{"dataDictionary": {"x"')
+    capsys.readouterr()
+    assert main(["jobs", "result", "tr"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "results.json is damaged" in err[0]
+
+
+def test_jobs_repair_and_damaged_listing(script, capsys, _isolated_home):
+    assert main(["run", str(script), "--name", "r1"]) == 0
+    (_isolated_home / "jobs" / "r1" / "spec.json").write_text("garbage")
+    capsys.readouterr()
+    assert main(["jobs", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert "DAMAGED" in out and "spec.json is unreadable" in err
+    (_isolated_home / "index.db").write_bytes(b"garbage" * 200)
+    for suffix in ("-wal", "-shm"):
+        (_isolated_home / f"index.db{suffix}").unlink(missing_ok=True)
+    from qhybrid.jobs import store
+
+    store._READY.clear()
+    assert main(["jobs", "repair", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["index_rebuilt"] is True
+    assert main(["jobs", "list", "--json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["r1"]

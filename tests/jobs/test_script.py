@@ -103,3 +103,36 @@ def test_braket_named_aliases(job_env):
     assert script.get_checkpoint_dir() == str(job_env / "ckpt")
     script.save_job_result({"r": 1})
     assert script.load_job_result() == {"r": 1}
+
+
+def test_load_job_checkpoint_reads_job_names_only(job_env, tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text(script.persisted({"stolen": True}))
+    for name in (str(secret.with_suffix("")), "../secret", "job-a\n"):
+        with pytest.raises(PersistedDataError, match="invalid job name"):
+            script.load_job_checkpoint(name)
+
+
+def test_checkpoint_suffix_cannot_write_outside(job_env):
+    with pytest.raises(PersistedDataError, match="checkpoint_file_suffix"):
+        script.save_job_checkpoint({"a": 1}, checkpoint_file_suffix="x/../..")
+    assert sorted(p.name for p in job_env.rglob("*.json")) == ["hp.json"]
+
+
+def test_latest_checkpoint_refuses_a_pickled_copy(job_env):
+    (job_env / "ckpt" / "other-job_q.json").write_text(script.persisted({"x": 1}, "pickled_v4"))
+    with pytest.raises(PersistedDataError, match="allow_pickle=True"):
+        script.latest_checkpoint("q")
+    assert script.latest_checkpoint("q", allow_pickle=True) == {"x": 1}
+
+
+def test_load_job_result_refuses_pickle_and_a_merge_never_unpickles(job_env, monkeypatch):
+    script.save_job_result({"a": 1}, data_format="pickled_v4")
+    import pickle
+
+    with monkeypatch.context() as m:
+        m.setattr(pickle, "loads", lambda *_a, **_k: pytest.fail("unpickled"))
+        script.save_job_result({"b": 2}, data_format="pickled_v4")  # merges the encoded values
+        with pytest.raises(PersistedDataError, match="allow_pickle=True"):
+            script.load_job_result()
+    assert script.load_job_result(allow_pickle=True) == {"a": 1, "b": 2}

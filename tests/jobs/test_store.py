@@ -1,12 +1,19 @@
 """The SQLite index and job folders."""
 from __future__ import annotations
 
+import shutil
+import stat
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
+from jobkit import CPU, wait_for
 
-from qhybrid.errors import JobNotFoundError, SpecError
+from qhybrid import Job
+from qhybrid.errors import JobNotFoundError, SpecError, StoreError
 from qhybrid.jobs import store
 from qhybrid.jobs.spec import JobSpec
 
@@ -64,3 +71,126 @@ def test_rows_filters_by_state():
     assert [r["name"] for r in store.rows("QUEUED")] == ["q"]
     with pytest.raises(SpecError, match="state 'DONE'"):
         store.rows("DONE")
+
+
+# -- private by default -------------------------------------------------------------------------------
+def _mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_store_and_job_folders_are_private(write_script, home, tmp_path):
+    data = tmp_path / "data.txt"
+    data.write_text("1")
+    data.chmod(0o644)
+    script = write_script("p.py", "from qhybrid.jobs import save_job_result\nsave_job_result({'a': 1})\n")
+    script.chmod(0o644)
+    job = Job.create(CPU, script, hyperparameters={"token": "secret"}, input_data=data)
+    job.wait(timeout=30)
+    assert _mode(home / "jobs") == 0o700 and _mode(job.folder) == 0o700
+    for path in job.folder.rglob("*"):
+        assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
+    assert _mode(home / "index.db") == 0o600
+
+
+def test_a_new_store_is_created_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("QHYBRID_HOME", str(tmp_path / "new" / "home"))
+    store.insert(_spec("p1"))
+    assert _mode(tmp_path / "new" / "home") == 0o700
+
+
+# -- QHYBRID_HOME ----------------------------------------------------------------------------------
+def test_relative_home_is_one_clear_line(monkeypatch):
+    monkeypatch.setenv("QHYBRID_HOME", "rel/home")
+    with pytest.raises(StoreError, match="QHYBRID_HOME='rel/home' is a relative path"):
+        Job.list()
+
+
+def test_home_that_is_a_file_is_one_clear_line(tmp_path, monkeypatch):
+    (tmp_path / "f").write_text("")
+    monkeypatch.setenv("QHYBRID_HOME", str(tmp_path / "f"))
+    with pytest.raises(StoreError, match="is a file, not a folder"):
+        store.insert(_spec("x"))
+
+
+def test_unwritable_home_is_one_clear_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("QHYBRID_HOME", "/proc/qhybrid-home")  # a filesystem nobody may create folders in
+    with pytest.raises(StoreError, match="cannot be created") as err:
+        store.insert(_spec("x"))
+    assert isinstance(err.value, OSError) and "\n" not in str(err.value)
+
+
+def test_read_only_commands_never_create_a_store(tmp_path, monkeypatch):
+    home = tmp_path / "absent"
+    monkeypatch.setenv("QHYBRID_HOME", str(home))
+    assert Job.list() == [] and store.rows() == []
+    with pytest.raises(JobNotFoundError, match="no jobs yet"):
+        Job.get("nope")
+    assert not home.exists()
+
+
+# -- one damaged job never hides the others -------------------------------------------------------
+def _two_jobs(write_script):
+    script = write_script("ok.py", "from qhybrid.jobs import save_job_result\nsave_job_result({'a': 1})\n")
+    return [Job.create(CPU, script, job_name=n, in_process=True) for n in ("good", "bad")]
+
+
+def test_missing_folder_is_listed_as_damaged(write_script):
+    good, bad = _two_jobs(write_script)
+    shutil.rmtree(bad.folder)
+    info = {j.name: j.describe() for j in Job.list()}
+    assert info["good"]["damaged"] is None and good.result() == {"a": 1}
+    assert "its folder is missing" in info["bad"]["damaged"] and info["bad"]["state"] == "COMPLETED"
+
+
+def test_corrupt_spec_is_listed_as_damaged(write_script):
+    good, bad = _two_jobs(write_script)
+    (bad.folder / "spec.json").write_text("{not json")
+    info = {j.name: j.describe() for j in Job.list()}
+    assert "spec.json is unreadable" in info["bad"]["damaged"] and info["good"]["damaged"] is None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "missing"])
+def test_unreadable_index_is_rebuilt_from_the_folders(write_script, home, damage):
+    _two_jobs(write_script)
+    db = home / "index.db"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database" * 100)
+    elif damage == "truncated":
+        db.write_bytes(db.read_bytes()[:1500])
+    else:
+        db.unlink()
+    store._READY.clear()  # as a new process would
+    jobs = {j.name: j for j in Job.list()}
+    assert sorted(jobs) == ["bad", "good"]
+    assert jobs["good"].state() == "COMPLETED" and jobs["good"].result() == {"a": 1}
+    assert jobs["good"].describe()["billed_seconds"] is not None
+
+
+def test_repair_adds_folders_and_removes_half_made_submissions(write_script, home):
+    _two_jobs(write_script)
+    store.delete_row("bad")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    half = home / "jobs" / f".tmp-{int(dead.stdout)}-killed-abcd1234"
+    (half / "input").mkdir(parents=True)
+    done = store.repair()
+    assert done["rows_added"] == 1 and done["stale_submissions_removed"] == 1 and not half.exists()
+    assert sorted(r["name"] for r in store.rows()) == ["bad", "good"]
+
+
+def test_submission_killed_while_copying_leaves_nothing(write_script, home, tmp_path):
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(400):
+        (big / f"f{i}").write_bytes(b"x" * 200_000)
+    script = write_script("k.py", "print(1)\n")
+    code = (f"from qhybrid import Job; Job.create('local:qhybrid/qhybrid.cpu', {str(script)!r}, "
+            f"job_name='killed', input_data={str(big)!r})")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    wait_for(lambda: any((home / "jobs").glob(".tmp-*")) if (home / "jobs").exists() else False, step=0.005)
+    proc.kill()
+    proc.wait()
+    assert store.rows() == [] and "killed" not in [p.name for p in (home / "jobs").iterdir()]
+    Job.create(CPU, script, job_name="next", in_process=True)  # the next submission cleans up
+    assert [p.name for p in (home / "jobs").iterdir()] == ["next"]

@@ -98,8 +98,13 @@ def job_dir(name: str) -> Path:
 
 
 def exists() -> bool:
-    """True when the store has an index (read-only callers look before they connect)."""
-    return (home() / "index.db").exists()
+    """True when the store has an index or job folders (read-only callers look before they connect;
+    folders without an index get one, rebuilt from them)."""
+    root = home()
+    if (root / "index.db").exists():
+        return True
+    jobs = root / "jobs"
+    return jobs.is_dir() and any(p.is_dir() and contract.is_job_name(p.name) for p in jobs.iterdir())
 
 
 def connect() -> sqlite3.Connection:
