@@ -179,3 +179,28 @@ def test_jobs_repair_and_damaged_listing(script, capsys, _isolated_home):
     assert json.loads(capsys.readouterr().out)["index_rebuilt"] is True
     assert main(["jobs", "list", "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["r1"]
+
+
+@pytest.mark.parametrize("extra", [
+    ["--max-runtime", "nan"], ["--max-cost", "inf", "--instance", "ml.m5.2xlarge"], ["--max-runtime", "0"],
+    ["--max-runtime", "-5"], ["--processes-per-instance", "0"], ["--input", "data=/dev/zero"],
+    ["--name", "bad\n"], ["--device", "local:qhybrid/qhybrid.gpu", "--instance", "ml.p3.2xlarge"],
+    ["--instance-count", "0"], ["--entry-point", "nope"], ["--input", "bad name=."],
+])
+def test_bad_input_is_one_line_exit_1_and_nothing_written(script, capsys, _isolated_home, extra, monkeypatch):
+    from qhybrid.jobs import instances
+
+    monkeypatch.setattr(instances, "local_gpus", lambda: 0)
+    assert main(["run", str(script), *extra]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("qhybrid: error: ")
+    jobs = _isolated_home / "jobs"
+    assert not (jobs.exists() and any(jobs.iterdir())) and not (_isolated_home / "index.db").exists()
+
+
+def test_relative_home_is_one_line(script, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QHYBRID_HOME", "relative-home")
+    assert main(["run", str(script)]) == 1 and main(["jobs", "list"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "is a relative path" in err[0] and not (tmp_path / "relative-home").exists()

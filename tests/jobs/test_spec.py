@@ -17,7 +17,7 @@ def script(write_script):
 def _rejected(home, exc, match, **kwargs):
     with pytest.raises(exc, match=match) as info:
         Job.create(**kwargs)
-    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, ValueError) and "\n" not in str(info.value)
     assert nothing_written(home)
 
 
