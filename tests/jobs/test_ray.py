@@ -24,7 +24,7 @@ from qhybrid.cli import qaoa as qaoa_cli  # noqa: E402
 from qhybrid.cli import qml as qml_cli  # noqa: E402
 from qhybrid.errors import ClusterError, SpecError  # noqa: E402
 from qhybrid.jobs import InstanceConfig, Job, store  # noqa: E402
-from qhybrid.jobs.backends import ray_cluster  # noqa: E402
+from qhybrid.jobs.backends.ray import cluster as ray_cluster  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from qhybrid.errors import ClusterError
-from qhybrid.jobs.backends import ray_placement
+from qhybrid.jobs.backends.ray import placement as ray_placement
 
 TWO_CPUS = [{"CPU": 2.0, "GPU": 0.0}]
 

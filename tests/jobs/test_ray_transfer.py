@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from qhybrid.jobs.backends.ray_transfer import merge_outputs, remote_argv, remote_cwd, remote_env
-from qhybrid.jobs.backends.ray_worker import pack
+from qhybrid.jobs.backends.ray.transfer import merge_outputs, remote_argv, remote_cwd, remote_env
+from qhybrid.jobs.backends.ray.worker import pack
 
 
 def test_env_and_argv_are_mapped_to_the_worker_workspace(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qhybrid.jobs.backends.ray_worker import RankRunner, pack, unpack
+from qhybrid.jobs.backends.ray.worker import RankRunner, pack, unpack
 
 
 def _bundle(tmp_path, body: str) -> bytes:

@@ -18,7 +18,6 @@ import os
 import pickle  # noqa: F401
 import runpy
 import sys
-import traceback  # noqa: F401
 
 from qhybrid.jobs import contract, script
 
@@ -29,10 +28,7 @@ def load_call(path: str) -> dict:
     """Read a hybrid_job call file: ``{"args", "kwargs", "result_format"}``."""
     with open(path, encoding="utf-8") as f:
         call = json.load(f)
-    if call.get("encoding") == "pickle":
-        import base64
-        import pickle
-
+    if call.get("encoding") == "pickle":  # written by hybrid_job for this job, in its own folder
         call["args"], call["kwargs"] = pickle.loads(base64.b64decode(call.pop("payload")))
     return call
 

@@ -10,10 +10,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from qhybrid.jobs.backends.ray_worker import OUTPUT_DIRS, unpack
+from qhybrid.jobs import contract
+from qhybrid.jobs.backends.ray.worker import OUTPUT_DIRS, unpack
 
 #: What every rank receives: the job folder's inputs.
-SHIPPED = ("source", "input", "checkpoints", "hyperparameters.json")
+SHIPPED = (contract.SOURCE_DIR, contract.INPUT_DIR, contract.CHECKPOINT_DIR, contract.HP_FILE)
 #: Variables that describe this machine, not the job: never forwarded to workers.
 _MACHINE_VARS = {"CUDA_VISIBLE_DEVICES", "PATH", "HOME", "PWD", "VIRTUAL_ENV", "PYTHONHOME"}
 
@@ -34,7 +35,7 @@ def remote_env(env: dict, folder: Path) -> dict:
             if parts:
                 out[key] = os.pathsep.join(parts)
             continue
-        if here.get(key) == value and not key.startswith(("QHYBRID_", "AMZN_BRAKET_")):
+        if here.get(key) == value and not key.startswith(("QHYBRID_", contract.BRAKET_PREFIX)):
             continue
         out[key] = value.replace(root, "{workdir}")
     return out

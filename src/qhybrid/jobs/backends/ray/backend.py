@@ -25,11 +25,13 @@ from pathlib import Path
 
 from qhybrid.devices import needs_gpu, parse_device
 from qhybrid.errors import ClusterError, SpecError
-from qhybrid.jobs import instances, store
-from qhybrid.jobs.backends import ray_cluster, ray_placement
+from qhybrid.jobs import store
+from qhybrid.jobs import contract
 from qhybrid.jobs.backends.base import Backend as BaseBackend
-from qhybrid.jobs.backends.ray_transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
-from qhybrid.jobs.backends.ray_worker import RankRunner, pack
+from qhybrid.jobs.backends.ray import cluster as ray_cluster
+from qhybrid.jobs.backends.ray import placement as ray_placement
+from qhybrid.jobs.backends.ray.transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
+from qhybrid.jobs.backends.ray.worker import RankRunner, pack
 from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.1
@@ -41,7 +43,7 @@ DIED_CODE = -9
 
 def placement_for(spec: JobSpec, nodes: list, address: str) -> ray_placement.Placement:
     """Return the placement of ``spec`` on a cluster with ``nodes``. Raises ClusterError."""
-    inst = instances.get_instance(spec.instance_type)
+    inst = spec.frozen_instance()
     return ray_placement.plan(
         instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
         instance_count=spec.instance_count if spec.distribution else 1,
@@ -214,9 +216,9 @@ class Backend(BaseBackend):
     def _place(self, processes) -> None:
         """Connect, size the bundles, wait for the placement group, create one actor per rank."""
         first = processes[0]
-        name = first.env["AMZN_BRAKET_JOB_NAME"]
-        self._folder = folder = store.job_dir(name)
-        spec = self._spec = JobSpec.from_json((folder / "spec.json").read_text(encoding="utf-8"))
+        name = first.env[contract.JOB_NAME_ENV]
+        self._folder = store.job_dir(name)
+        spec = self._spec = store.load_spec(name)
         self.address = ray_cluster.resolve_address(spec.extra.get("ray_address"))
         self._connected_here = not _ray_initialized()
         ray = self._ray = ray_cluster.connect(self.address)
@@ -262,7 +264,7 @@ class Backend(BaseBackend):
         starts = []
         for p in processes:
             env = remote_env(p.env, folder)
-            env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, QHYBRID_TORCH_THREADS=threads)
+            env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, contract.TORCH_THREADS_ENV: threads})
             if spec.distribution:
                 env.update(MASTER_ADDR=root["ip"], MASTER_PORT=str(root["port"]))
             same_instance = [r for r in sorted(nodes_of) if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
