@@ -25,7 +25,7 @@ from contextlib import closing
 from pathlib import Path
 
 from qhybrid.errors import JobNotFoundError, SpecError, StoreError
-from qhybrid.jobs import contract, instances
+from qhybrid.jobs import contract, instances, recovery
 from qhybrid.jobs import state as job_state
 from qhybrid.jobs.state import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401  (re-exported)
 
@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 """
-TMP_PREFIX = ".tmp-"
+TMP_PREFIX = recovery.TMP_PREFIX
 _READY: set[str] = set()
 _INIT_LOCK = threading.Lock()
 
@@ -128,7 +128,7 @@ def connect() -> sqlite3.Connection:
             conn.close()
             if isinstance(err, sqlite3.OperationalError) and "locked" in str(err) or attempt:
                 raise
-            _set_aside(path)
+            recovery.set_aside(path)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -154,95 +154,17 @@ def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
     for db in home().glob("index.db*"):
         os.chmod(db, contract.FILE_MODE)
     if fresh and rebuild:
-        _adopt_folders(conn)
-
-
-def _set_aside(path: Path) -> None:
-    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``)."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    for suffix in ("", "-wal", "-shm"):
-        p = Path(f"{path}{suffix}")
-        if p.exists():
-            p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
-    _READY.discard(str(path))
-
-
-def _adopt_folders(conn: sqlite3.Connection) -> int:
-    """Insert a row for every job folder that has none (rebuilding an index); return how many."""
-    have = {r[0] for r in conn.execute("SELECT name FROM jobs")}
-    root = jobs_root()
-    added = 0
-    for folder in sorted(root.iterdir()) if root.is_dir() else []:
-        name = folder.name
-        if name in have or not folder.is_dir() or not contract.is_job_name(name):
-            continue
-        row = _row_from_folder(folder)
-        cols = ", ".join(row)
-        conn.execute(f"INSERT OR IGNORE INTO jobs ({cols}) VALUES ({','.join('?' * len(row))})", tuple(row.values()))
-        added += 1
-    return added
-
-
-def _row_from_folder(folder: Path) -> dict:
-    rec = job_state.recorded(folder)
-    row = {"name": folder.name, **{k: rec.get(k) for k in job_state.RECORDED}}
-    try:
-        spec = json.loads((folder / contract.SPEC_FILE).read_text(encoding="utf-8"))
-        row.update(device=spec.get("device"), instance_type=spec.get("instance_type"),
-                   instance_count=spec.get("instance_count"))
-        row["created"] = row["created"] or spec.get("created")
-    except (OSError, ValueError, AttributeError):
-        pass
-    if row["state"] not in {s.value for s in STATES}:
-        row.update(state=JobState.FAILED.value, ended=row.get("ended") or time.time(),
-                   reason="its state was lost; recovered from its folder when the index was rebuilt")
-    row["created"] = row["created"] or folder.stat().st_mtime
-    return row
+        recovery.adopt_folders(conn)
 
 
 def repair() -> dict:
-    """Rebuild the index from the job folders: set aside an unreadable index, add a row for every
-    folder without one, remove half-made submissions. Returns what was done."""
-    root = ensure_home()
-    path = root / "index.db"
-    damaged = False
-    if path.exists():
-        try:
-            with closing(sqlite3.connect(path, timeout=30)) as conn:
-                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-                conn.execute("SELECT count(*) FROM jobs").fetchone()
-        except sqlite3.DatabaseError:
-            ok = False
-        if not ok:
-            _set_aside(path)
-            damaged = True
-    with closing(connect()) as conn:
-        added = _adopt_folders(conn)
-        missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not job_dir(r[0]).is_dir()]
-    return {"index_rebuilt": damaged, "rows_added": added, "stale_submissions_removed": clean_stale(),
-            "jobs_without_folder": missing}
+    """Rebuild the index from the job folders (see ``recovery.repair``)."""
+    return recovery.repair()
 
 
 def clean_stale() -> int:
-    """Remove temp folders of submissions whose process is gone (killed while copying); return how many."""
-    from qhybrid.jobs import procs
-
-    root = jobs_root()
-    removed = 0
-    for tmp in root.glob(f"{TMP_PREFIX}*") if root.is_dir() else []:
-        parts = tmp.name[len(TMP_PREFIX):].split("-", 1)
-        pid = int(parts[0]) if parts[0].isdigit() else None
-        if pid is None or not procs.alive(pid, None) or pid == os.getpid() and not _is_live_tmp(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
-            removed += 1
-    return removed
-
-
-_LIVE_TMPS: set[str] = set()
-
-
-def _is_live_tmp(tmp: Path) -> bool:
-    return str(tmp) in _LIVE_TMPS
+    """Remove half-made submissions (see ``recovery.clean_stale``)."""
+    return recovery.clean_stale()
 
 
 def insert(spec) -> None:
@@ -281,12 +203,12 @@ def create(spec, populate) -> Path:
         SpecError: when the name is taken.
     """
     root = ensure_home() / "jobs"
-    clean_stale()
+    recovery.clean_stale()
     final = root / spec.name
     if final.exists() or _has_row(spec.name):  # (opens the index first: a new store adopts no folder)
         raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it")
     tmp = root / f"{TMP_PREFIX}{os.getpid()}-{spec.name}-{uuid.uuid4().hex[:8]}"
-    _LIVE_TMPS.add(str(tmp))
+    recovery.LIVE_TMPS.add(str(tmp))
     placed = False
     try:
         tmp.mkdir(mode=contract.DIR_MODE)
@@ -308,7 +230,7 @@ def create(spec, populate) -> Path:
         shutil.rmtree(final if placed else tmp, ignore_errors=True)
         raise
     finally:
-        _LIVE_TMPS.discard(str(tmp))
+        recovery.LIVE_TMPS.discard(str(tmp))
     return final
 
 

@@ -1,0 +1,118 @@
+"""Recovery of the job store: an index rebuilt from the job folders, half-made submissions removed.
+
+An index that is missing, truncated or garbage is set aside (kept as
+``index.db.damaged-<time>``) and rebuilt from each folder's ``spec.json`` and
+``state.json``; a submission killed while copying leaves only a temp folder
+``jobs/.tmp-<pid>-<name>-<hex>``, removed once its process is gone.
+``qhybrid jobs repair`` runs ``repair``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from contextlib import closing
+from pathlib import Path
+
+from qhybrid.jobs import contract
+from qhybrid.jobs import state as job_state
+from qhybrid.jobs.state import STATES, JobState
+
+TMP_PREFIX = ".tmp-"
+
+
+def set_aside(path: Path) -> None:
+    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``)."""
+    from qhybrid.jobs import store
+
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(f"{path}{suffix}")
+        if p.exists():
+            p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
+    store._READY.discard(str(path))
+
+
+def adopt_folders(conn: sqlite3.Connection) -> int:
+    """Insert a row for every job folder that has none (rebuilding an index); return how many."""
+    from qhybrid.jobs import store
+
+    have = {r[0] for r in conn.execute("SELECT name FROM jobs")}
+    root = store.jobs_root()
+    added = 0
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        name = folder.name
+        if name in have or not folder.is_dir() or not contract.is_job_name(name):
+            continue
+        row = row_from_folder(folder)
+        cols = ", ".join(row)
+        conn.execute(f"INSERT OR IGNORE INTO jobs ({cols}) VALUES ({','.join('?' * len(row))})", tuple(row.values()))
+        added += 1
+    return added
+
+
+def row_from_folder(folder: Path) -> dict:
+    rec = job_state.recorded(folder)
+    row = {"name": folder.name, **{k: rec.get(k) for k in job_state.RECORDED}}
+    try:
+        spec = json.loads((folder / contract.SPEC_FILE).read_text(encoding="utf-8"))
+        row.update(device=spec.get("device"), instance_type=spec.get("instance_type"),
+                   instance_count=spec.get("instance_count"))
+        row["created"] = row["created"] or spec.get("created")
+    except (OSError, ValueError, AttributeError):
+        pass
+    if row["state"] not in {s.value for s in STATES}:
+        row.update(state=JobState.FAILED.value, ended=row.get("ended") or time.time(),
+                   reason="its state was lost; recovered from its folder when the index was rebuilt")
+    row["created"] = row["created"] or folder.stat().st_mtime
+    return row
+
+
+def repair() -> dict:
+    """Rebuild the index from the job folders: set aside an unreadable index, add a row for every
+    folder without one, remove half-made submissions. Returns what was done."""
+    from qhybrid.jobs import store
+
+    root = store.ensure_home()
+    path = root / "index.db"
+    damaged = False
+    if path.exists():
+        try:
+            with closing(sqlite3.connect(path, timeout=30)) as conn:
+                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                conn.execute("SELECT count(*) FROM jobs").fetchone()
+        except sqlite3.DatabaseError:
+            ok = False
+        if not ok:
+            set_aside(path)
+            damaged = True
+    with closing(store.connect()) as conn:
+        added = adopt_folders(conn)
+        missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not store.job_dir(r[0]).is_dir()]
+    return {"index_rebuilt": damaged, "rows_added": added, "stale_submissions_removed": clean_stale(),
+            "jobs_without_folder": missing}
+
+
+def clean_stale() -> int:
+    """Remove temp folders of submissions whose process is gone (killed while copying); return how many."""
+    from qhybrid.jobs import procs, store
+
+    root = store.jobs_root()
+    removed = 0
+    for tmp in root.glob(f"{TMP_PREFIX}*") if root.is_dir() else []:
+        parts = tmp.name[len(TMP_PREFIX):].split("-", 1)
+        pid = int(parts[0]) if parts[0].isdigit() else None
+        if pid is None or not procs.alive(pid, None) or (pid == os.getpid() and not _is_live_tmp(tmp)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+LIVE_TMPS: set[str] = set()  # temp folders of submissions under way in this process
+
+
+def _is_live_tmp(tmp: Path) -> bool:
+    return str(tmp) in LIVE_TMPS
