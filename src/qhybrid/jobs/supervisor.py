@@ -22,7 +22,7 @@ from qhybrid.jobs.state import ACTIVE, JobState, transition
 
 POLL_S = 0.05
 HEARTBEAT_S = 1.0
-RECORD_S = 0.2  # how often the descendants record is refreshed
+RECORD_S = 0.5  # how often the descendants record is refreshed
 TB_LINES = 25
 _INHERITED = contract.DISTRIBUTED_ENV + ("TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT")
 

@@ -1,0 +1,57 @@
+"""Process identity, descendants and the subreaper, with real processes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from jobkit import gone, wait_for
+
+from qhybrid.jobs import procs
+
+# a child that starts a grandchild in its own session, ignoring SIGTERM, prints its pid and exits
+ESCAPER = """
+import subprocess, sys
+g = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"],
+    start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(g.pid, flush=True)
+"""
+
+SUBREAPER = f"""
+import subprocess, sys, time
+from qhybrid.jobs import procs
+assert procs.become_subreaper()
+out = subprocess.run([sys.executable, "-c", {ESCAPER!r}], capture_output=True, text=True).stdout
+pid = int(out)
+assert [pid, procs.start_time(pid)] in procs.descendants()  # re-parented to us, still found
+print(pid, procs.end_descendants(grace=0.5), flush=True)
+"""
+
+
+def test_a_subreaper_finds_and_ends_orphans_that_left_its_session():
+    out = subprocess.run([sys.executable, "-c", SUBREAPER], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    pid, found = map(int, out.stdout.split())
+    assert found == 1 and gone(pid)
+
+
+def test_descendants_of_a_tree_and_kill_pids():
+    proc = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                             "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); time.sleep(600)"])
+    try:
+        tree = wait_for(lambda: len(procs.descendants(proc.pid)) == 1 and procs.descendants(proc.pid))
+        procs.kill_pids([[proc.pid, procs.start_time(proc.pid)], *tree], grace=0.5)
+        proc.wait(timeout=10)
+        wait_for(lambda: gone(tree[0][0]))
+    finally:
+        proc.kill()
+
+
+def test_kill_pids_skips_a_reused_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        procs.kill_pids([[proc.pid, "not-its-start-time"]], grace=0.1)
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
