@@ -62,3 +62,15 @@ def test_submission_killed_while_copying_leaves_nothing(write_script, home, tmp_
     assert store.rows() == [] and "killed" not in [p.name for p in (home / "jobs").iterdir()]
     Job.create(CPU, script, job_name="next", in_process=True)  # the next submission cleans up
     assert [p.name for p in (home / "jobs").iterdir()] == ["next"]
+
+
+def test_processes_meeting_a_garbage_index_at_once_rebuild_it_once(write_script, home):
+    _two_jobs(write_script)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{home / 'index.db'}{suffix}").unlink(missing_ok=True)
+    (home / "index.db").write_bytes(b"garbage" * 500)
+    code = "from qhybrid import Job; print(sorted(j.name for j in Job.list()))"
+    procs_ = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs_]
+    assert outs == ["['bad', 'good']"] * 4
+    assert len(list(home.glob("index.db.damaged-*"))) == 1

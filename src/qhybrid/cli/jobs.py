@@ -197,6 +197,8 @@ def cmd_show(args) -> int:
                 "world_size", "created", "started", "ended", "billed_seconds", "folder"):
         print(f"{key:<18} {info[key]}")
     print(f"{'hyperparameters':<18} {json.dumps(info['hyperparameters'])}")
+    if info["damaged"]:
+        print(f"{'damaged':<18} {info['damaged']}")
     print(_cost_line(info, format_usd))
     if info["failure_reason"]:
         print(f"{'failure_reason':<18} {info['failure_reason']}")

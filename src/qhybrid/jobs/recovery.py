@@ -24,15 +24,34 @@ from qhybrid.jobs.state import STATES, JobState
 TMP_PREFIX = ".tmp-"
 
 
+def readable(path: Path) -> bool:
+    """True when ``path`` is a sound SQLite index (or absent)."""
+    if not path.exists():
+        return True
+    try:
+        with closing(sqlite3.connect(path, timeout=30)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute("SELECT count(*) FROM jobs").fetchone()
+        return ok
+    except sqlite3.DatabaseError as err:
+        return "locked" in str(err)  # busy is not damaged
+
+
 def set_aside(path: Path) -> None:
-    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``)."""
+    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``);
+    under a lock, and only if it is still damaged (another process may have rebuilt it)."""
+    import fcntl
+
     from qhybrid.jobs import store
 
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    for suffix in ("", "-wal", "-shm"):
-        p = Path(f"{path}{suffix}")
-        if p.exists():
-            p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
+    with open(path.with_name(".index.lock"), "a", opener=contract.private_opener) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not readable(path):
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(f"{path}{suffix}")
+                if p.exists():
+                    p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
     store._READY.discard(str(path))
 
 
@@ -78,17 +97,9 @@ def repair() -> dict:
 
     root = store.ensure_home()
     path = root / "index.db"
-    damaged = False
-    if path.exists():
-        try:
-            with closing(sqlite3.connect(path, timeout=30)) as conn:
-                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-                conn.execute("SELECT count(*) FROM jobs").fetchone()
-        except sqlite3.DatabaseError:
-            ok = False
-        if not ok:
-            set_aside(path)
-            damaged = True
+    damaged = not readable(path)
+    if damaged:
+        set_aside(path)
     with closing(store.connect()) as conn:
         added = adopt_folders(conn)
         missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not store.job_dir(r[0]).is_dir()]
