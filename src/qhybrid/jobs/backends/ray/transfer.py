@@ -48,7 +48,7 @@ def remote_argv(argv: list, folder: Path) -> list:
 
 def remote_cwd(cwd: str, folder: Path) -> str:
     """The working folder relative to the workspace (``source`` unless inside the job folder)."""
-    return str(Path(cwd).relative_to(folder)) if str(cwd).startswith(str(folder)) else "source"
+    return str(Path(cwd).relative_to(folder)) if str(cwd).startswith(str(folder)) else contract.SOURCE_DIR
 
 
 def merge_outputs(blobs: dict, folder: Path) -> None:
