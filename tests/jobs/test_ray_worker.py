@@ -47,7 +47,7 @@ sys.exit(3)
 
 
 def test_runs_in_its_workspace_streams_lines_and_returns_outputs(tmp_path):
-    runner = RankRunner()
+    runner = RankRunner(subreaper=False)
     env = {"RANK": "1", "AMZN_BRAKET_HP_FILE": "{workdir}/hyperparameters.json",
            "AMZN_BRAKET_JOB_RESULTS_DIR": "{workdir}/results", "AMZN_BRAKET_CHECKPOINT_DIR": "{workdir}/checkpoints"}
     workdir = Path(runner.start(_bundle(tmp_path, SCRIPT), env=env, argv=["{python}", "s.py"]))
@@ -74,7 +74,7 @@ def test_workspaces_of_dead_actors_are_swept(tmp_path, monkeypatch):
     live = tmp_path / f"qhybrid-rank-{os.getpid()}-def"
     stale.mkdir()
     live.mkdir()
-    runner = RankRunner()
+    runner = RankRunner(subreaper=False)
     workdir = Path(runner.start(_bundle(tmp_path, "pass\n"), env={}, argv=[sys.executable, "s.py"]))
     _run_to_end(runner)
     assert not stale.exists() and live.exists() and workdir.parent == tmp_path
@@ -82,7 +82,7 @@ def test_workspaces_of_dead_actors_are_swept(tmp_path, monkeypatch):
 
 
 def test_kill_ends_the_process_group(tmp_path):
-    runner = RankRunner()
+    runner = RankRunner(subreaper=False)
     body = ("import subprocess, sys, time\n"
             "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
             "print('child', child.pid, flush=True)\ntime.sleep(60)\n")
@@ -111,3 +111,38 @@ def test_unpack_refuses_paths_that_escape(tmp_path):
     with pytest.raises(Exception):
         unpack(buf.getvalue(), tmp_path / "c")
     assert not (tmp_path / "evil.txt").exists()
+
+
+ORPHANING = """
+import subprocess, sys
+g = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"], start_new_session=True)
+print(g.pid, flush=True)
+"""
+
+ACTOR = """
+import sys, time
+from qhybrid.jobs.backends.ray.worker import RankRunner, pack
+runner = RankRunner()  # as in a Ray actor process: the subreaper of the rank's tree
+runner.start(open(sys.argv[1], "rb").read(), env={}, argv=["{python}", "s.py"])
+lines, code = [], None
+while code is None:
+    new, code = runner.poll()
+    lines += new
+    time.sleep(0.05)
+print(lines[0][1], code, flush=True)
+runner.cleanup()
+"""
+
+
+def test_a_process_the_rank_leaves_behind_is_ended(tmp_path):
+    import subprocess
+
+    from jobkit import gone
+
+    bundle = tmp_path / "bundle.tar"
+    bundle.write_bytes(_bundle(tmp_path, ORPHANING))
+    out = subprocess.run([sys.executable, "-c", ACTOR, str(bundle)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    pid, code = map(int, out.stdout.split())
+    assert code == 0 and gone(pid)

@@ -78,6 +78,62 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 
 WORKSPACE_PREFIX = "qhybrid-rank-"
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Make this actor process the child subreaper of the rank's tree (Linux), so processes the
+    rank leaves behind (``setsid()`` and outliving it) are re-parented here and can be ended."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _descendants() -> list[int]:
+    """Pids of this process's live descendants, from /proc (standard library only)."""
+    parent = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in ("Z", "X"):
+            parent[int(entry)] = int(fields[1])
+    out, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        kids = [p for p, pp in parent.items() if pp == pid]
+        out += kids
+        todo += kids
+    return out
+
+
+def end_descendants(keep=()) -> int:
+    """SIGKILL every descendant of this actor but ``keep`` (repeatedly: forks in between are caught)
+    and reap the orphans among them; return how many were found."""
+    keep = set(keep)
+    found = 0
+    for _ in range(20):
+        victims = [p for p in _descendants() if p not in keep]
+        if not victims:
+            break
+        found += len(victims)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+        for pid in victims:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except (ChildProcessError, OSError):
+                pass
+    return found
 
 
 def _sweep_stale_workspaces() -> None:
@@ -101,7 +157,9 @@ class RankRunner:
     at once); a reader thread fills the line buffer (stdout and stderr merged).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, subreaper: bool = True) -> None:
+        self._subreaper = subreaper  # False when run as a plain object in someone else's process (tests)
+        self._foreign: set[int] = set()  # this process's descendants before the rank started: not ours
         self._proc: subprocess.Popen | None = None
         self._lines: deque = deque()
         self._readers: list[threading.Thread] = []
@@ -136,6 +194,9 @@ class RankRunner:
             The workspace path on the worker node (for diagnostics).
         """
         _sweep_stale_workspaces()
+        if self._subreaper:
+            _become_subreaper()
+        self._foreign = set(_descendants())
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
         workdir = str(self._workdir)
         unpack(bundle, self._workdir)
@@ -176,6 +237,7 @@ class RankRunner:
         """
         code = self._proc.poll() if self._proc else None
         if code is not None:
+            self._end_left_behind()  # what the rank left running would hold its output open
             for reader in self._readers:
                 reader.join(timeout=2.0)
         lines = []
@@ -211,6 +273,7 @@ class RankRunner:
         """Stop the rank's process group (SIGTERM, then SIGKILL after `grace` seconds)."""
         proc = self._proc
         if proc is None or proc.poll() is not None:
+            self._end_left_behind()
             return proc.poll() if proc else None
         for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
             try:
@@ -222,7 +285,15 @@ class RankRunner:
                 time.sleep(0.05)
             if proc.poll() is not None:
                 break
+        self._end_left_behind()
         return proc.poll()
+
+    def _end_left_behind(self) -> int:
+        """End the processes the rank started that are still running (re-parented here as orphans
+        when this actor is their subreaper)."""
+        if self._proc is None:
+            return 0
+        return end_descendants(keep=self._foreign | {self._proc.pid})
 
     def cleanup(self) -> None:
         """Remove the workspace (call after `outputs`)."""
