@@ -146,3 +146,15 @@ def test_a_process_the_rank_leaves_behind_is_ended(tmp_path):
     assert out.returncode == 0, out.stderr
     pid, code = map(int, out.stdout.split())
     assert code == 0 and gone(pid)
+
+
+def test_the_rendezvous_store_listens_on_the_chosen_interface_only():
+    runner = RankRunner(subreaper=False)
+    port = runner.host_store("127.0.0.1")
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                listening.append(local)
+    assert listening == [f"0100007F:{port:04X}"]

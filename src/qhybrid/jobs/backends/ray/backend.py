@@ -261,12 +261,20 @@ class Backend(BaseBackend):
         bundle_ref = ray.put(pack(folder, SHIPPED))
         root = nodes_of[min(nodes_of)]
         threads = str(place.threads)
+        rendezvous = {}
+        if spec.distribution:
+            rendezvous = {"MASTER_ADDR": root["ip"], "MASTER_PORT": str(root["port"])}
+            try:  # the store on rank 0's node, bound to the interface Ray chose there only
+                port = ray.get(self._actors[min(nodes_of)].host_store.remote(root["ip"]), timeout=CALL_TIMEOUT_S)
+                rendezvous.update(MASTER_PORT=str(port), TORCHELASTIC_USE_AGENT_STORE="True",
+                                  TORCHELASTIC_RESTART_COUNT="0")
+            except Exception:  # noqa: BLE001 - no torch on the node: rank 0 hosts it, as torch does
+                pass
         starts = []
         for p in processes:
             env = remote_env(p.env, folder)
             env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, contract.TORCH_THREADS_ENV: threads})
-            if spec.distribution:
-                env.update(MASTER_ADDR=root["ip"], MASTER_PORT=str(root["port"]))
+            env.update(rendezvous)
             same_instance = [r for r in sorted(nodes_of) if place.bundle_of(r, ppi) == place.bundle_of(p.rank, ppi)]
             visible = [g for r in same_instance for g in nodes_of[r]["gpu_ids"]]
             env["CUDA_VISIBLE_DEVICES"] = ",".join(dict.fromkeys(visible))

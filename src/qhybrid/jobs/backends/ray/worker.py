@@ -161,6 +161,7 @@ class RankRunner:
         self._subreaper = subreaper  # False when run as a plain object in someone else's process (tests)
         self._foreign: set[int] = set()  # this process's descendants before the rank started: not ours
         self._proc: subprocess.Popen | None = None
+        self._store = self._store_socket = None  # the rendezvous store, when this actor hosts it
         self._lines: deque = deque()
         self._readers: list[threading.Thread] = []
         self._workdir: Path | None = None
@@ -177,6 +178,27 @@ class RankRunner:
             "pid": os.getpid(),
             "gpu_ids": [str(g) for g in ray.get_gpu_ids()],
         }
+
+    def host_store(self, ip: str) -> int:
+        """Host the job's torch.distributed store in this actor, listening on ``ip`` only (the
+        interface the backend chose), not on every interface as a rank 0 TCPStore would; return
+        its port. Ranks reach it through ``env://`` with ``TORCHELASTIC_USE_AGENT_STORE=True``.
+
+        Raises:
+            ImportError: without torch (the caller then lets rank 0 host the store).
+        """
+        import datetime
+
+        from torch.distributed import TCPStore
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((ip, 0))
+        sock.listen(512)
+        port = sock.getsockname()[1]
+        self._store = TCPStore(ip, port, None, True, timeout=datetime.timedelta(minutes=30),
+                               wait_for_workers=False, master_listen_fd=sock.fileno())
+        self._store_socket = sock
+        return port
 
     def start(self, bundle: bytes, *, env: dict, argv: list, cwd: str = "source") -> str:
         """Unpack `bundle` into a temp folder and start `argv` there with `env` added.
