@@ -173,3 +173,19 @@ def test_a_source_file_named_json_py_does_not_break_the_runner(write_script):
     """)
     job = Job.create(CPU, script)
     assert job.wait(timeout=30).result() == {"ok": 1, "name": "__main__"}, job.logs()
+
+
+@pytest.mark.parametrize("version", [(3, 10), (3, 11)])
+def test_runner_command_keeps_the_source_folder_behind_the_standard_library(tmp_path, monkeypatch, version):
+    import subprocess
+
+    from qhybrid.jobs import supervisor
+
+    (tmp_path / "json.py").write_text("raise SystemExit('the runner imported the job folder json.py')\n")
+    (tmp_path / "job.py").write_text("import json; print('ran', json.dumps([1]))\n")
+    with monkeypatch.context() as m:
+        m.setattr(supervisor.sys, "version_info", version)
+        argv = supervisor.runner_argv()
+    assert ("-P" in argv) == (version >= (3, 11))
+    out = subprocess.run([*argv, str(tmp_path), "job"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout.strip()) == (0, "ran [1]"), out.stderr

@@ -80,6 +80,22 @@ def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None, loopback: 
     return env
 
 
+_BOOT_310 = ("import sys; del sys.path[0]; del sys.argv[1]; import runpy; "
+             "runpy.run_module('qhybrid.jobs.entry', run_name='__main__', alter_sys=True)")
+
+
+def runner_argv() -> list[str]:
+    """The command that starts a job process, up to its arguments (source folder, entry point).
+
+    The source folder (the working folder) is kept off the front of ``sys.path`` while the runner
+    imports what it needs (``-P``; on Python 3.10 a bootstrap that drops it), so a job file named
+    like a standard module (``json.py``) cannot break the runner; ``entry`` then puts it first.
+    """
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", "qhybrid.jobs.entry"]
+    return [sys.executable, "-c", _BOOT_310, "qhybrid.jobs.entry"]
+
+
 class Rendezvous:
     """The torch.distributed store of a job whose ranks all run here, hosted by the supervisor and
     bound to 127.0.0.1 only (a TCPStore of rank 0 would listen on every interface, unauthenticated).
@@ -180,9 +196,7 @@ class Supervisor:
             else:
                 port = free_port()
         source = self.folder / contract.SOURCE_DIR
-        # -P: the source folder (the cwd) is not put before the standard library, so a job file
-        # named json.py cannot break the runner's own imports; entry puts it on sys.path itself.
-        argv = [sys.executable, "-P", "-m", "qhybrid.jobs.entry", str(source), spec.entry_point]
+        argv = [*runner_argv(), str(source), spec.entry_point]
         if spec.extra.get("call"):
             argv.append(str(source / contract.CALL_FILE))
         return [
