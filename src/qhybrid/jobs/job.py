@@ -19,11 +19,11 @@ from pathlib import Path
 from qhybrid.errors import JobError, PersistedDataError, QhybridError, SpecError
 from qhybrid.jobs import contract, instances, metrics, procs, store
 from qhybrid.jobs.channels import COPY_IGNORE
+from qhybrid.jobs.liveness import SUPERVISORS as _SUPERVISORS
+from qhybrid.jobs.liveness import bill_to_heartbeat, check_alive, end_recorded
 from qhybrid.jobs.spec import InstanceConfig, JobSpec, build_spec
 from qhybrid.jobs.state import ACTIVE, TERMINAL, JobState, transition
 
-_SUPERVISORS: dict[str, subprocess.Popen] = {}  # reaped when looked at, so none stays a zombie
-_NO_PID_GRACE_S = 30.0
 _COPY_IGNORE = shutil.ignore_patterns(*COPY_IGNORE)
 
 
@@ -198,14 +198,14 @@ class Job:
         """Return every job (oldest first), optionally only those in ``state``."""
         for row in store.rows():
             if row["state"] in ACTIVE:
-                _check_alive(row)
+                check_alive(row)
         return [cls(r["name"]) for r in store.rows(state)]
 
     # -- state ------------------------------------------------------------------
     def _row(self) -> dict:
         row = store.get(self.name)
         if row["state"] in ACTIVE:
-            row = _check_alive(row)
+            row = check_alive(row)
         return row
 
     @property
@@ -318,8 +318,8 @@ class Job:
         if not in_process:  # an in-process job's "supervisor" is the caller itself
             groups.insert(0, [row["supervisor_pid"], row["supervisor_start"]])
         procs.kill_groups(groups, grace=1.0)
-        _end_recorded(self.name)
-        _bill_to_heartbeat(row, JobState.CANCELLED, "cancelled on request (supervisor unresponsive)")
+        end_recorded(self.name)
+        bill_to_heartbeat(row, JobState.CANCELLED, "cancelled on request (supervisor unresponsive)")
         return self.state()
 
     def describe(self) -> dict:
@@ -374,53 +374,3 @@ class Job:
         if self.state() in ACTIVE:
             raise JobError(f"job {self.name!r} is {self.state()}; cancel it before removing it")
         store.delete(self.name)
-
-
-def _end_recorded(name: str) -> None:
-    from qhybrid.jobs.supervisor import end_recorded
-
-    end_recorded(store.job_dir(name))
-
-
-def _bill_to_heartbeat(row: dict, state: JobState, reason: str) -> None:
-    """End a job whose supervisor is gone: billed from its start to its last heartbeat (not to now)."""
-    started = row["started"]
-    last = max(x for x in (row.get("heartbeat"), started) if x is not None) if started else None
-    fields = {"reason": reason}
-    if started is not None:
-        billed = instances.ceil_seconds(last - started)
-        try:
-            cost = instances.cost(billed, store.load_spec(row["name"]).frozen_instance(), row["instance_count"] or 1)
-        except QhybridError:
-            cost = None
-        fields.update(ended=last, billed_seconds=billed, cost=cost)
-    transition(row["name"], state, **fields)
-
-
-def _check_alive(row: dict) -> dict:
-    """Mark an active job whose supervisor is gone FAILED (and end its processes); return the row."""
-    name = row["name"]
-    proc = _SUPERVISORS.get(name)
-    if proc is not None and proc.poll() is not None:
-        _SUPERVISORS.pop(name, None)
-    pid, started = row["supervisor_pid"], row["supervisor_start"]
-    if pid is None:
-        if time.time() - (row["created"] or 0) < _NO_PID_GRACE_S:
-            return row
-    elif procs.alive(pid, started):
-        return row
-    fresh = store.get(name)
-    if fresh["state"] not in ACTIVE:  # it finished while we looked
-        return fresh
-    procs.kill_groups(store.processes(fresh), grace=1.0)
-    _end_recorded(name)
-    reason = f"the job's supervisor (pid {pid}) died; its processes were stopped"
-    sup_log = store.job_dir(name) / contract.LOGS_DIR / contract.SUPERVISOR_LOG
-    try:
-        last = sup_log.read_text(errors="replace").strip().splitlines()[-1:] if sup_log.exists() else []
-    except OSError:
-        last = []
-    if last:
-        reason += f" (supervisor's last words: {last[0][:200]})"
-    _bill_to_heartbeat(fresh, JobState.FAILED, reason)
-    return store.get(name)
