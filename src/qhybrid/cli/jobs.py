@@ -19,11 +19,11 @@ Names = Annotated[list[str], typer.Argument(metavar="NAME...", help="Job names (
 
 
 def _when(iso: str | None) -> str:
-    """A creation time, short: the time today, else the date and time."""
+    """A creation time, short: hours and minutes today, else month and day (--json has it all)."""
     if not iso:
         return ""
     t = datetime.fromisoformat(iso).astimezone()
-    return t.strftime("%H:%M:%S") if t.date() == datetime.now().astimezone().date() else t.strftime("%m-%d %H:%M")
+    return t.strftime("%H:%M") if t.date() == datetime.now().astimezone().date() else t.strftime("%b %d")
 
 
 def _cost(value) -> str:
@@ -60,11 +60,11 @@ def register(app: typer.Typer) -> None:
         if not infos:
             output.note("no jobs")
             return
-        output.table(["NAME", "STATE", "DEVICE", "CREATED", "TIME", "RESULT", "COST"],
+        output.table(["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"],
                      [[i["name"], output.state_text(i["state"]), i["device"].split("/")[-1], _when(i["created"]),
                        "" if i["billed_seconds"] is None else f"{i['billed_seconds']:.0f}s", key_metric(j, i),
                        _cost(i["estimated_cost_usd"])] for j, i in infos],
-                     right=("TIME", "COST"), no_wrap=("STATE", "CREATED", "TIME"))
+                     right=("TIME", "COST"), no_wrap=("NAME", "STATE", "DEVICE", "WHEN", "TIME", "COST"), gap=1)
         if len(found) > len(shown):
             output.note(f"{len(found) - len(shown)} older jobs not shown (--limit 0 shows all)")
 

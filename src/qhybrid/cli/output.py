@@ -69,7 +69,7 @@ def state_text(state: str):
 
 
 def table(columns: list[str], rows: list[list], *, title: str | None = None, right: tuple[str, ...] = (),
-          no_wrap: tuple[str, ...] = ()) -> None:
+          no_wrap: tuple[str, ...] = (), gap: int = 2) -> None:
     """Print a table on stdout that fits the console's width (long cells fold).
 
     Args:
@@ -77,12 +77,13 @@ def table(columns: list[str], rows: list[list], *, title: str | None = None, rig
         rows: cells (str, numbers, or Rich renderables such as ``state_text``).
         right: headers of right-aligned (numeric) columns.
         no_wrap: headers of columns never folded (they keep their width; others give way).
+        gap: spaces between columns.
     """
     from rich import box
     from rich.table import Table
 
     t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-              title_justify="left", expand=False)
+              title_justify="left", expand=False, padding=(0, max(0, gap - 1), 0, 0))
     for name in columns:
         t.add_column(name, justify="right" if name in right else "left", overflow="fold",
                      no_wrap=name in no_wrap)

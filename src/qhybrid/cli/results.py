@@ -63,11 +63,25 @@ def title_of(info: dict) -> str:
 
 
 def plot(jobs: list, path: str) -> list[str]:
-    """Plot the metrics of ``jobs`` overlaid, one panel per metric, to ``path`` (PNG, PDF, SVG).
+    """Plot the metrics of ``jobs`` overlaid to ``path`` (PNG, PDF, SVG; see ``figure``); return the panels."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(jobs)
+    fig.savefig(path, dpi=110)
+    panels = [ax.get_ylabel() for ax in fig.axes]
+    plt.close(fig)
+    return panels
+
+
+def figure(jobs: list):
+    """The metrics of ``jobs`` overlaid, one panel per metric, as a matplotlib figure.
 
     Iterations on integer ticks; the first (compiling) iteration left out of time panels and
     its time noted; the known optimum drawn on energy panels; the title names device, instance
-    and key hyperparameters. Returns the panels drawn.
+    and key hyperparameters.
+
+    Raises:
+        JobError: when the jobs logged no numeric metric.
     """
     import matplotlib
 
@@ -76,7 +90,7 @@ def plot(jobs: list, path: str) -> list[str]:
     from matplotlib.ticker import MaxNLocator
 
     series: dict[str, list] = {}  # panel -> [(label, xs, ys)]
-    optimum, xlabel, notes, infos = {}, "iteration", [], []
+    optimum, stages, xlabel, notes, infos = {}, {}, "iteration", [], []
     for job in jobs:
         info = job.describe()
         infos.append(info)
@@ -91,23 +105,38 @@ def plot(jobs: list, path: str) -> list[str]:
                 continue
             pts = [(x, y) for x, y in zip(xs, ys) if x is not None and isinstance(y, (int, float))]
             if name in TIME_METRICS and len(pts) > 1:
-                notes.append(f"{job.name}: first {name.split('_')[0]} {pts[0][1]:.2f} s (compiling) not shown")
+                notes.append(f"{job.name}: first {name.split('_')[0]} left out ({pts[0][1]:.2f} s; "
+                             "it compiles the kernels on a first run)")
                 pts = pts[1:]
             if pts:
                 series.setdefault(name, []).append((job.name, *zip(*pts)))
         if "optimum" in result and "energy" in series:
             optimum[job.name] = result["optimum"]
+        depth = cols.get("layers") or []
+        stages[job.name] = [(x, int(d)) for x, d, prev in zip(xs[1:], depth[1:], depth[:-1])
+                            if d is not None and prev is not None and d != prev]
     if not series:
         from qhybrid.errors import JobError
 
         raise JobError(f"nothing to plot: {', '.join(j.name for j in jobs)} logged no numeric metrics")
     fig, axes = plt.subplots(len(series), 1, figsize=(8, 2.6 * len(series) + 0.8), sharex=True, squeeze=False)
     for ax, (name, lines) in zip(axes[:, 0], series.items()):
+        colours = {}
         for label, xs, ys in lines:
-            ax.plot(xs, ys, marker="." if len(xs) < 60 else None, label=label)
+            (line,) = ax.plot(xs, ys, marker="." if len(xs) < 60 else None, label=label)
+            colours[label] = line.get_color()
         if name == "energy":
-            for value in sorted(set(optimum.values())):
-                ax.axhline(value, color="black", linestyle="--", linewidth=1, label=f"optimum {value:g}")
+            same = len(set(optimum.values())) == 1
+            for label, value in optimum.items():
+                if same and label != next(iter(optimum)):
+                    continue
+                ax.axhline(value, color="black" if same else colours.get(label), linestyle="--", linewidth=1,
+                           label=f"optimum {value:g}" + ("" if same else f" ({label})"))
+            for label, changes in stages.items():
+                for x, d in changes:
+                    ax.axvline(x, color=colours.get(label, "gray"), linestyle=":", linewidth=1, alpha=0.6)
+                    ax.annotate(f"p={d}", (x, 1), xycoords=("data", "axes fraction"), fontsize=7,
+                                xytext=(2, -10), textcoords="offset points", color=colours.get(label, "gray"))
         ax.set_ylabel(name + (" (s)" if name in TIME_METRICS else ""))
         ax.grid(alpha=0.3)
         if len(lines) > 1 or (name == "energy" and optimum):
@@ -116,16 +145,15 @@ def plot(jobs: list, path: str) -> list[str]:
     if xlabel == "iteration":
         axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
     heads = sorted({title_of(i) for i in infos})
-    title = heads[0] if len(heads) == 1 else f"{len(jobs)} jobs"
+    title = heads[0] if len(heads) == 1 else "\n".join(heads[:3])
     if len(jobs) == 1:
         title = f"{jobs[0].name}\n{title}"
     fig.suptitle(title, fontsize=10)
+    notes = notes[:4]
     if notes:
-        fig.text(0.01, 0.005, "; ".join(notes[:3]), fontsize=7, color="dimgray")
-    fig.tight_layout(rect=(0, 0.03 if notes else 0, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return list(series)
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, color="dimgray")
+    fig.tight_layout(rect=(0, 0.022 * len(notes), 1, 1))
+    return fig
 
 
 def _best(values: list, name: str):

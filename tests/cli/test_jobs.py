@@ -1,0 +1,111 @@
+"""``qhybrid jobs ...``: list, show, logs, metrics, plots, result, wait, compare, cancel, rm."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def _run(cli, script, name, *extra):
+    result = cli("run", script, "--name", name, "--instance", "ml.m5.2xlarge", *extra)
+    assert result.exit_code == 0, result.stderr
+    return name
+
+
+def _sleeper(tmp_path):
+    path = tmp_path / "sleeper.py"
+    path.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    return path
+
+
+def test_list_newest_first_limit_columns_and_width(script, cli):
+    for n in ("first-job", "second-job", "third-job"):
+        _run(cli, script, n, "--hp", f"x={n}")
+    result = cli("jobs", "list")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = lines[0].split()
+    assert header == ["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"]
+    names = [line.split()[0] for line in lines[2:]]
+    assert names == ["third-job", "second-job", "first-job"]
+    assert "COMPLETED" in lines[2] and "qhybrid.cpu" in lines[2] and "loss 1" in lines[2]
+    assert "\x1b[" not in result.stdout  # plain: NO_COLOR, not a terminal
+    result = cli("jobs", "list", "--limit", "2")
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["third-job", "second-job"]
+    assert "1 older jobs not shown" in result.stderr
+    docs = json.loads(cli("jobs", "list", "--json", "-n", "0").stdout)
+    assert [d["name"] for d in docs] == ["third-job", "second-job", "first-job"] and docs[0]["key_metric"] == "loss 1"
+
+
+def test_show_has_environment_and_cost(script, cli):
+    _run(cli, script, "shown")
+    result = cli("jobs", "show", "shown")
+    assert result.exit_code == 0
+    text = result.stdout
+    for words in ("COMPLETED", "environment", "qhybrid 0.1.0", "command line", "cost", "hyperparameters"):
+        assert words in text
+    doc = json.loads(cli("jobs", "show", "shown", "--json").stdout)
+    assert doc["environment"]["packages"]["qhybrid"] and doc["environment"]["cpu_count"] >= 1
+
+
+def test_logs_and_follow_exit_with_the_outcome(script, tmp_path, cli):
+    _run(cli, script, "logged")
+    result = cli("jobs", "logs", "logged")
+    assert result.exit_code == 0 and "loss=1;" in result.stdout
+    assert cli("jobs", "logs", "-f", "logged").exit_code == 0
+    assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "bg").exit_code == 0
+    assert cli("jobs", "cancel", "bg").stdout.strip() == "bg CANCELLED"
+    result = cli("jobs", "logs", "-f", "bg")
+    assert result.exit_code == 1 and "CANCELLED" in result.stderr
+
+
+def test_metrics_one_row_per_iteration(script, cli):
+    _run(cli, script, "metered")
+    result = cli("jobs", "metrics", "metered")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["iteration_number", "t_s", "loss", "iteration_seconds"]
+    rows = [line.split() for line in lines[2:]]
+    assert [r[0] for r in rows] == ["0", "1", "2"] and [r[2] for r in rows] == ["3", "2", "1"]
+    cols = json.loads(cli("jobs", "metrics", "metered", "--json").stdout)
+    assert cols["iteration_number"] == [0, 1, 2] and cols["loss"] == [3, 2, 1] and cols["t_s"][0] == 0
+    raw = json.loads(cli("jobs", "metrics", "metered", "--json", "--metric-type", "TIMESTAMP").stdout)
+    assert len(raw["loss"]) == 6 and [v for v in raw["loss"] if v is not None] == [3, 2, 1]  # half-empty rows
+
+
+def test_result_wait_and_timeouts(script, tmp_path, cli):
+    _run(cli, script, "done-1")
+    _run(cli, script, "done-2", "--hp", "x=2")
+    assert json.loads(cli("jobs", "result", "done-2").stdout) == {"x": "2"}
+    result = cli("jobs", "wait", "done-1", "done-2", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"done-1": "COMPLETED", "done-2": "COMPLETED"}
+    assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "slow").exit_code == 0
+    result = cli("jobs", "wait", "done-1", "slow", "--timeout", "1")
+    assert result.exit_code == 1 and "RUNNING" in result.stdout
+
+
+def test_compare_side_by_side(script, cli):
+    _run(cli, script, "cmp-a", "--hp", "x=1")
+    _run(cli, script, "cmp-b", "--hp", "x=2")
+    result = cli("jobs", "compare", "cmp-a", "cmp-b")
+    assert result.exit_code == 0
+    rows = {line.split()[0] + (" " + line.split()[1] if line.startswith(("hp", "final", "best")) else ""): line.split()
+            for line in result.stdout.splitlines()[2:] if line.strip()}
+    assert rows["hp x"][-2:] == ["1", "2"]
+    assert rows["final loss"][-2:] == ["1", "1"] and rows["best loss"][-2:] == ["1", "1"]
+    doc = json.loads(cli("jobs", "compare", "cmp-a", "cmp-b", "--json").stdout)
+    assert doc["hp x"] == {"cmp-a": "1", "cmp-b": "2"}
+
+
+def test_rm(script, cli):
+    _run(cli, script, "gone")
+    assert cli("jobs", "rm", "gone").exit_code == 0
+    result = cli("jobs", "show", "gone")
+    assert result.exit_code == 1 and "no job named 'gone'" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [["jobs", "show"], ["jobs", "wait"], ["jobs", "compare"]])
+def test_missing_names_are_usage_errors(argv, cli):
+    result = cli(*argv)
+    assert result.exit_code == 1 and result.stderr.startswith("qhybrid: error: Missing argument")
