@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
                 output.note(f"{job_name}: no metrics")
                 continue
             heads = list(cols)
-            output.table(heads, [[output.fmt(cols[h][i], 5) for h in heads] for i in range(len(cols[heads[0]]))],
+            output.table(heads, [[output.fmt(cols[h][i], 4) for h in heads] for i in range(len(cols[heads[0]]))],
                          title=job_name if len(tables) > 1 else None, right=tuple(heads))
 
     @jobs.command("result")
