@@ -14,7 +14,8 @@ def test_run_prints_result_then_cost(script, cli):
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"x": "7"}
     assert "cost: $" in result.stderr and "same run on" in result.stderr
-    assert "iteration 3" in result.stderr  # the plain progress lines, one per iteration
+    lines = result.stderr.splitlines()  # the plain progress lines, one per iteration, with what it logged
+    assert "iteration 0  loss 3  iteration_seconds 0.5" in lines and "iteration 2  loss 1  iteration_seconds 0.01" in lines
 
 
 def test_run_json_is_one_document(script, cli):

@@ -26,6 +26,17 @@ def test_plain_lines_one_per_iteration(capsys):
     assert capsys.readouterr().err.splitlines() == ["epoch 2/3  loss 0.250  0.12 s", "hello"]
 
 
+def test_without_a_list_every_logged_metric_shows_per_iteration(capsys):
+    d = Display("job", ProgressSpec(first=1), live=False)
+    for it in (1, 2):
+        d.line(f"Metrics - timestamp=1; loss={3 - it}; iteration_number={it};")
+        d.line(f"Metrics - timestamp=1; acc=0.{it}; iteration_number={it};")
+    d.line("Metrics - timestamp=2; final=7;")
+    d.close()
+    assert capsys.readouterr().err.splitlines() == ["iteration 1  loss 2  acc 0.1",
+                                                    "iteration 2  loss 1  acc 0.2  final 7"]
+
+
 def test_a_slow_first_iteration_is_explained(capsys, monkeypatch):
     import qhybrid.cli.workload as workload
 

@@ -8,9 +8,6 @@ import typer
 
 from qhybrid.cli import options
 
-PRESETS = ("seed-timing",)
-
-
 def job_kwargs(*, nodes: int = 18, edges: int = 24, layers: int = 2, iterations: Optional[int] = None,
                max_iterations: int = 300, tolerance: float = 1e-3, starts: int = 4, stepsize: Optional[float] = None,
                seed: int = 1967, problem: str = "maxcut", optimizer: str = "adam", dtype: str = "complex128",
@@ -63,6 +60,7 @@ def show_result(result: dict) -> None:
     from collections import Counter
 
     from qhybrid.cli import output
+    from qhybrid.workloads.qaoa import TOP_K
 
     stages = Counter(result.get("layers", []))
     its = ", ".join(f"p={p}: {n}" for p, n in sorted(stages.items()))
@@ -72,7 +70,7 @@ def show_result(result: dict) -> None:
     out.print(result["summary"], style="bold", markup=False, highlight=False)
     output.pairs([
         ("best bitstring", f"{result['best_bitstring']}  (probability {result['best_probability']:.4f}, "
-                           f"best of the {64} most likely)"),
+                           f"best of the {TOP_K} most likely)"),
         ("energy <C>", f"{result['energy']:.4f}  (optimum {result['optimum']:g})"),
         ("approximation ratio", f"{result['approximation_ratio']:.3f} expectation, "
                                 f"{result['best_approximation_ratio']:.3f} best bitstring"),

@@ -70,4 +70,4 @@ def register(app: typer.Typer) -> None:
             backend=backend, address=address,
         )
         exit_with(submit_and_wait(kwargs, json_output=json_, wait=not no_wait, quiet=quiet,
-                                  progress=ProgressSpec(show={})))
+                                  progress=ProgressSpec(show={}, first=1)))  # shows what it logs, as numbered

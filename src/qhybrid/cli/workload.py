@@ -76,11 +76,15 @@ class Display:
             if self.compile_noted:
                 self._print(f"first {self.spec.unit} after {self.first_metric - (self.running_since or self.t0):.1f} s")
         if it is not None and self.iteration is not None and int(float(it)) != self.iteration:
+            if self.values and not self.spec.show:  # showing whatever is logged: that iteration is complete
+                self._iteration_done()
             self.values = {}
         if it is not None:
             self.iteration = int(float(it))
         self.values.update({k: float(v) for k, v in found.items()})
-        if all(k in self.values for k in self.spec.show):
+        if self.spec.show and all(k in self.values for k in self.spec.show):
+            self._iteration_done()
+        elif not self.spec.show and it is None:  # metrics without iteration numbers: one line each
             self._iteration_done()
 
     def poll(self, state: str) -> None:
@@ -109,12 +113,17 @@ class Display:
         return "compiling kernels (first run only) ..."
 
     def close(self) -> None:
+        """Show the last iteration still pending, stop the live display."""
+        if self.values and not self.spec.show:
+            self._iteration_done()
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
 
     # -- output ----------------------------------------------------------------
     def _metrics_text(self) -> str:
+        if not self.spec.show:
+            return "  ".join(f"{k} {output.fmt(v, 4)}" for k, v in self.values.items())
         parts = []
         for key, form in self.spec.show.items():
             if key in self.values:
@@ -122,7 +131,14 @@ class Display:
         return "  ".join(parts)
 
     def _iteration_done(self) -> None:
-        done = (self.iteration or 0) - self.spec.first + 1
+        if self.iteration is None:  # no iteration numbers: a line per metric
+            if self.bar is None:
+                output.note(self._metrics_text())
+            else:
+                self.bar.update(self.task, description="running", metrics=self._metrics_text())
+            self.values = {}
+            return
+        done = self.iteration - self.spec.first + 1
         if self.bar is not None:
             self.bar.update(self.task, completed=done, description="running", metrics=self._metrics_text())
         else:
