@@ -69,8 +69,8 @@ def show_result(result: dict) -> None:
     out = output.out()
     out.print(result["summary"], style="bold", markup=False, highlight=False)
     output.pairs([
-        ("best bitstring", f"{result['best_bitstring']}  (probability {result['best_probability']:.4f}, "
-                           f"best of the {TOP_K} most likely)"),
+        ("best bitstring", f"{result['best_bitstring']}  (p {result['best_probability']:.4f}, "
+                           f"best of the {TOP_K} likeliest)"),
         ("energy <C>", f"{result['energy']:.4f}  (optimum {result['optimum']:g})"),
         ("approximation ratio", f"{result['approximation_ratio']:.3f} expectation, "
                                 f"{result['best_approximation_ratio']:.3f} best bitstring"),

@@ -153,14 +153,15 @@ class Display:
             output.note(text)
 
 
-def _cost_line(info: dict) -> str:
+def _cost_line(info: dict, *, sep: str = "; ") -> str:
+    """``cost: $X (billed S s x N TYPE)``, then ``sep`` and what the same run costs elsewhere."""
     from qhybrid.jobs.instances import format_usd
 
     text = (f"cost: {format_usd(info['estimated_cost_usd'])} "
             f"(billed {info['billed_seconds']:g} s x {info['instance_count']} {info['instance_type']})")
     others = info["cost_on_other_instances_usd"]
     if others:
-        text += "; same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
+        text += sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
     return text
 
 
@@ -200,7 +201,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
             print(job.name)
         return 0
     if not quiet:
-        output.note(f"qhybrid: submitted {job.name} (follow: qhybrid jobs logs -f {job.name})")
+        output.note(f"qhybrid: submitted {job.name}")
     display = None if quiet else Display(job.name, progress or ProgressSpec(show={}))
     try:
         if display is None:
@@ -210,7 +211,8 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
     except KeyboardInterrupt:
         if display:
             display.close()
-        output.note(f"qhybrid: stopped waiting; {job.name} keeps running (qhybrid jobs cancel {job.name})")
+        output.note(f"qhybrid: stopped waiting; {job.name} keeps running "
+                    f"(follow: qhybrid jobs logs -f {job.name}; stop: qhybrid jobs cancel {job.name})")
         return 130
     finally:
         if display:
@@ -221,7 +223,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
         output.print_json(json_document(job, info, result))
     elif result is not None:
         (show or output.print_json)(result)
-        output.note(_cost_line(info))
+        output.note(_cost_line(info, sep="\n      "))
     if info["state"] != "COMPLETED":
         output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
         if info["traceback_tail"] and not json_output:
