@@ -65,7 +65,7 @@ def test_metrics_one_row_per_iteration(script, cli):
     result = cli("jobs", "metrics", "metered")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["iteration_number", "t_s", "loss", "iteration_seconds"]
+    assert lines[0].split() == ["iter", "t_s", "loss", "iter_s"]
     rows = [line.split() for line in lines[2:]]
     assert [r[0] for r in rows] == ["0", "1", "2"] and [r[2] for r in rows] == ["3", "2", "1"]
     cols = json.loads(cli("jobs", "metrics", "metered", "--json").stdout)
@@ -96,6 +96,14 @@ def test_compare_side_by_side(script, cli):
     assert rows["final loss"][-2:] == ["1", "1"] and rows["best loss"][-2:] == ["1", "1"]
     doc = json.loads(cli("jobs", "compare", "cmp-a", "cmp-b", "--json").stdout)
     assert doc["hp x"] == {"cmp-a": "1", "cmp-b": "2"}
+
+
+def test_compare_shows_what_a_sweep_varied(script, cli):
+    _run(cli, script, "sw-a", "--hp", "x=1", "--hp", "y=same")
+    _run(cli, script, "sw-b", "--hp", "x=2", "--hp", "y=same")
+    text = cli("jobs", "compare", "sw-a", "sw-b").stdout
+    assert "hp x" in text and "hp y" not in text
+    assert "hp y" in cli("jobs", "compare", "sw-a", "sw-b", "--all").stdout
 
 
 def test_rm(script, cli):

@@ -62,6 +62,7 @@ def test_key_metric_and_compare(two_jobs):
     a = two_jobs[0]
     assert results.key_metric(a, a.describe()).startswith("cut ")
     heads, rows = results.compare(two_jobs)
+    assert "hp n_nodes" not in {r[0] for r in results.compare(two_jobs, everything=False)[1]}
     table = {r[0]: r[1:] for r in rows}
     assert heads == ["", "plot-a", "plot-b"]
     assert table["hp stepsize"] == ["", "0.1"] and table["iterations"] == [6, 6]

@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
                 rank: Annotated[int, typer.Option(help="The rank whose metrics to show.")] = 0,
                 json_: options.Json = False) -> None:
         """A job's metrics, one row per iteration (with the time since the first); --plot draws them."""
-        from qhybrid.cli.results import metric_columns
+        from qhybrid.cli.results import SHORT, metric_columns
         from qhybrid.cli.results import plot as draw
 
         found = _jobs(names)
@@ -148,8 +148,9 @@ def register(app: typer.Typer) -> None:
                 output.note(f"{job_name}: no metrics")
                 continue
             heads = list(cols)
-            output.table(heads, [[output.fmt(cols[h][i], 4) for h in heads] for i in range(len(cols[heads[0]]))],
-                         title=job_name if len(tables) > 1 else None, right=tuple(heads))
+            shown = [SHORT.get(h, h) for h in heads]
+            output.table(shown, [[output.fmt(cols[h][i], 4) for h in heads] for i in range(len(cols[heads[0]]))],
+                         title=job_name if len(tables) > 1 else None, right=tuple(shown))
 
     @jobs.command("result")
     def result(name: options.JobName,
@@ -186,11 +187,13 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
     @jobs.command("compare")
-    def compare(names: Names, json_: options.Json = False) -> None:
-        """Jobs side by side: hyperparameters, answers, final and best metrics, bill (for sweeps)."""
+    def compare(names: Names,
+                all_: Annotated[bool, typer.Option("--all", help="Also the hyperparameters all jobs share.")] = False,
+                json_: options.Json = False) -> None:
+        """Jobs side by side: the hyperparameters they differ in, answers, final and best metrics, bill."""
         from qhybrid.cli.results import compare as side_by_side
 
-        heads, rows = side_by_side(_jobs(names))
+        heads, rows = side_by_side(_jobs(names), everything=all_ or json_)
         if json_:
             output.print_json({row[0]: dict(zip(heads[1:], row[1:])) for row in rows})
             return

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 TIME_METRICS = ("iteration_seconds", "epoch_seconds")
 HIDDEN = ("timestamp", "iteration_number", "layers")  # not panels of their own
+SHORT = {"iteration_number": "iter", "iteration_seconds": "iter_s", "epoch_seconds": "epoch_s",
+         "train_accuracy": "train_acc", "val_accuracy": "val_acc"}  # table headers (JSON keeps the names)
 KEY_HP = ("n_nodes", "n_edges", "n_layers", "iterations", "nwires", "ndata", "epochs", "lr", "batch_size")
 
 
@@ -26,7 +28,7 @@ def key_metric(job, info: dict) -> str:
         if "best_cut" in result and "optimum_cut" in result:
             return f"cut {fmt(result['best_cut'])}/{fmt(result['optimum_cut'])}"
         if result.get("val_accuracy") is not None:
-            return f"val_acc {result['val_accuracy']:.3f}"
+            return f"val {result['val_accuracy']:.3f}"
         if "best_value" in result and "optimum" in result:
             return f"energy {fmt(result['best_value'], 4)}/{fmt(result['optimum'], 4)}"
     cols = job.metrics()
@@ -163,9 +165,10 @@ def _best(values: list, name: str):
     return max(nums) if "acc" in name.lower() else min(nums)
 
 
-def compare(jobs: list) -> tuple[list[str], list[list]]:
+def compare(jobs: list, *, everything: bool = True) -> tuple[list[str], list[list]]:
     """Hyperparameters and final / best metrics of ``jobs`` side by side: ``(headers, rows)``;
-    rows are fields, one column per job; a field equal across all jobs is marked ``=``."""
+    rows are fields, one column per job. ``everything=False`` leaves out the hyperparameters that
+    are the same in all jobs (a sweep then shows what it varied)."""
     infos = [j.describe() for j in jobs]
     results = [result_of(j, i) or {} for j, i in zip(jobs, infos)]
     cols = [metric_columns(j) for j in jobs]
@@ -173,7 +176,9 @@ def compare(jobs: list) -> tuple[list[str], list[list]]:
                         ["instance", *[i["instance_type"] for i in infos]]]
     hp_keys = sorted({k for i in infos for k in (i["hyperparameters"] or {})})
     for key in hp_keys:
-        rows.append([f"hp {key}", *[(i["hyperparameters"] or {}).get(key, "") for i in infos]])
+        values = [(i["hyperparameters"] or {}).get(key, "") for i in infos]
+        if everything or len(jobs) < 2 or len(set(values)) > 1:
+            rows.append([f"hp {key}", *values])
     for key in ("summary", "energy", "approximation_ratio", "best_approximation_ratio", "accuracy", "iterations"):
         if any(key in r for r in results):
             rows.append([key, *[r.get(key) for r in results]])
