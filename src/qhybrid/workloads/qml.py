@@ -283,7 +283,9 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
         history = {**history, **state["history"]}
         start_epoch = state["epoch"] + 1
         if rank == 0:
-            print(f"resuming after epoch {state['epoch']}", flush=True)
+            tail = "" if os.environ.get("AMZN_BRAKET_CHECKPOINT_DIR") else " (standalone run; delete the folder to start over)"
+            print(f"qhybrid: resuming after epoch {state['epoch']} from the checkpoint in {jobs.checkpoint_dir()}{tail}",
+                  flush=True)
     dataset = TensorDataset(X, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
