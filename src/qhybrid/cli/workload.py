@@ -37,7 +37,8 @@ class Display:
 
     def __init__(self, name: str, spec: ProgressSpec, *, live: bool | None = None):
         self.name, self.spec = name, spec
-        self.live = output.err().is_terminal if live is None else live
+        console = output.err()
+        self.live = (console.is_terminal or console.is_jupyter) if live is None else live  # Rich renders both
         self.t0 = time.monotonic()
         self.running_since: float | None = None
         self.first_metric: float | None = None
