@@ -110,7 +110,7 @@ def test_case_insensitive_choice_on_the_command_line(cli):
 
 def test_start_up_imports_no_torch():
     code = ("import sys\nfrom qhybrid.cli import main\n"
-            "main(['--help']); main(['devices']); main(['jobs', 'list'])\n"
+            "main(['--help']); main(['devices']); main(['jobs', 'list']); main(['cluster', 'status'])\n"
             "print('TORCH', 'torch' in sys.modules, 'pennylane' in sys.modules, 'ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -12,7 +12,8 @@ def _ray_cluster():
     """The Ray cluster module, imported only when a cluster command runs (Ray is optional)."""
     import importlib
 
-    for name in ("qhybrid.jobs.backends.ray.cluster", "qhybrid.jobs.backends.ray_cluster"):
+    # today's module first: importing the other's parent would import the Ray backend (and Ray)
+    for name in ("qhybrid.jobs.backends.ray_cluster", "qhybrid.jobs.backends.ray.cluster"):
         try:
             return importlib.import_module(name)
         except ModuleNotFoundError as err:
