@@ -1,206 +1,119 @@
-"""The run / jobs / instances / devices commands, through cli.main and one real subprocess."""
+"""``qhybrid jobs ...``: list, show, logs, metrics, plots, result, wait, compare, cancel, rm."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
-from qhybrid.cli import main
 
-SCRIPT = """
-    from qhybrid.jobs import hyperparameters, log_metric, save_job_result
-    hp = hyperparameters()
-    for i in range(3):
-        log_metric("loss", 3 - i, iteration_number=i)
-    save_job_result({"x": hp.get("x")})
-"""
+def _run(cli, script, name, *extra):
+    result = cli("run", script, "--name", name, "--instance", "ml.m5.2xlarge", *extra)
+    assert result.exit_code == 0, result.stderr
+    return name
 
 
-@pytest.fixture(autouse=True)
-def _no_leftover_jobs(_isolated_home):
-    """After each test, cancel whatever job still runs."""
-    yield
-    if (_isolated_home / "index.db").exists():
-        from qhybrid.jobs import Job
-
-        for job in Job.list():
-            if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
-                job.cancel(timeout=5)
-
-
-@pytest.fixture
-def script(tmp_path):
-    path = tmp_path / "clijob.py"
-    path.write_text(textwrap.dedent(SCRIPT))
+def _sleeper(tmp_path):
+    path = tmp_path / "sleeper.py"
+    path.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     return path
 
 
-def test_run_prints_result_cost_and_logs(script, capsys):
-    code = main(["run", str(script), "--hp", "x=7", "--instance", "ml.m5.2xlarge", "--name", "cli-1"])
-    out, err = capsys.readouterr()
-    assert code == 0
-    assert json.loads(out) == {"x": "7"}
-    assert "Metrics - timestamp=" in err and "cost: $" in err and "same run on" in err
+def test_list_newest_first_limit_columns_and_width(script, cli):
+    for n in ("first-job", "second-job", "third-job"):
+        _run(cli, script, n, "--hp", f"x={n}")
+    result = cli("jobs", "list")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = lines[0].split()
+    assert header == ["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"]
+    names = [line.split()[0] for line in lines[2:]]
+    assert names == ["third-job", "second-job", "first-job"]
+    assert "COMPLETED" in lines[2] and "qhybrid.cpu" in lines[2] and "loss 1" in lines[2]
+    assert "\x1b[" not in result.stdout  # plain: NO_COLOR, not a terminal
+    result = cli("jobs", "list", "--limit", "2")
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["third-job", "second-job"]
+    assert "1 older jobs not shown" in result.stderr
+    docs = json.loads(cli("jobs", "list", "--json", "-n", "0").stdout)
+    assert [d["name"] for d in docs] == ["third-job", "second-job", "first-job"] and docs[0]["key_metric"] == "loss 1"
 
 
-def test_run_json_output(script, capsys):
-    assert main(["run", str(script), "--json", "--name", "cli-j"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["job"] == "cli-j" and out["state"] == "COMPLETED" and out["result"] == {"x": None}
-    assert out["cost_usd"] is None  # ml.m5.large has no known price
-    assert "ml.m5.2xlarge" in out["cost_on_other_instances_usd"]
+def test_show_has_environment_and_cost(script, cli):
+    _run(cli, script, "shown")
+    result = cli("jobs", "show", "shown")
+    assert result.exit_code == 0
+    text = result.stdout
+    for words in ("COMPLETED", "environment", "qhybrid 0.1.0", "command line", "cost", "hyperparameters"):
+        assert words in text
+    doc = json.loads(cli("jobs", "show", "shown", "--json").stdout)
+    assert doc["environment"]["packages"]["qhybrid"] and doc["environment"]["cpu_count"] >= 1
 
 
-def test_jobs_list_show_logs_metrics_result_rm(script, capsys, tmp_path):
-    assert main(["run", str(script), "--name", "cli-2", "--hp", "x=1"]) == 0
-    capsys.readouterr()
-    assert main(["jobs", "list"]) == 0
-    assert "cli-2" in capsys.readouterr().out
-    assert main(["jobs", "list", "--json", "--state", "COMPLETED"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["name"] == "cli-2"
-    assert main(["jobs", "show", "cli-2"]) == 0
-    assert "COMPLETED" in capsys.readouterr().out
-    assert main(["jobs", "logs", "cli-2"]) == 0
-    assert "loss=1;" in capsys.readouterr().out
-    plot = tmp_path / "m.png"
-    assert main(["jobs", "metrics", "cli-2", "--json", "--plot", str(plot)]) == 0
-    assert json.loads(capsys.readouterr().out)["loss"] == [3, 2, 1]
-    assert plot.stat().st_size > 0
-    assert main(["jobs", "result", "cli-2"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"x": "1"}
-    assert main(["jobs", "rm", "cli-2"]) == 0
-    assert main(["jobs", "show", "cli-2"]) == 1
-    assert "no job named 'cli-2'" in capsys.readouterr().err
+def test_logs_and_follow_exit_with_the_outcome(script, tmp_path, cli):
+    _run(cli, script, "logged")
+    result = cli("jobs", "logs", "logged")
+    assert result.exit_code == 0 and "loss=1;" in result.stdout
+    assert cli("jobs", "logs", "-f", "logged").exit_code == 0
+    assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "bg").exit_code == 0
+    assert cli("jobs", "cancel", "bg").stdout.strip() == "bg CANCELLED"
+    result = cli("jobs", "logs", "-f", "bg")
+    assert result.exit_code == 1 and "CANCELLED" in result.stderr
 
 
-def test_failed_job_exits_1_with_reason(tmp_path, capsys):
-    bad = tmp_path / "bad.py"
-    bad.write_text("raise RuntimeError('cli boom')\n")
-    assert main(["run", str(bad)]) == 1
-    err = capsys.readouterr().err
-    assert "FAILED: the job script exited with code 1: RuntimeError: cli boom" in err
+def test_metrics_one_row_per_iteration(script, cli):
+    _run(cli, script, "metered")
+    result = cli("jobs", "metrics", "metered")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["iter", "t_s", "loss", "iter_s"]
+    rows = [line.split() for line in lines[2:]]
+    assert [r[0] for r in rows] == ["0", "1", "2"] and [r[2] for r in rows] == ["3", "2", "1"]
+    cols = json.loads(cli("jobs", "metrics", "metered", "--json").stdout)
+    assert cols["iteration_number"] == [0, 1, 2] and cols["loss"] == [3, 2, 1] and cols["t_s"][0] == 0
+    raw = json.loads(cli("jobs", "metrics", "metered", "--json", "--metric-type", "TIMESTAMP").stdout)
+    assert len(raw["loss"]) == 6 and [v for v in raw["loss"] if v is not None] == [3, 2, 1]  # half-empty rows
 
 
-def test_bad_input_is_one_line(script, capsys):
-    assert main(["run", str(script), "--device", "local:qhybrid/qhybrid.tpu"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("qhybrid: error: unknown qhybrid simulator 'qhybrid.tpu'") and err.count("\n") == 1
-    assert main(["run", str(script), "--hp", "novalue"]) == 1
-    assert "KEY=VALUE" in capsys.readouterr().err
+def test_result_wait_and_timeouts(script, tmp_path, cli):
+    _run(cli, script, "done-1")
+    _run(cli, script, "done-2", "--hp", "x=2")
+    assert json.loads(cli("jobs", "result", "done-2").stdout) == {"x": "2"}
+    result = cli("jobs", "wait", "done-1", "done-2", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"done-1": "COMPLETED", "done-2": "COMPLETED"}
+    assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "slow").exit_code == 0
+    result = cli("jobs", "wait", "done-1", "slow", "--timeout", "1")
+    assert result.exit_code == 1 and "RUNNING" in result.stdout
 
 
-def test_no_wait_then_follow_and_cancel(script, tmp_path, capsys):
-    sleeper = tmp_path / "sleeper.py"
-    sleeper.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
-    assert main(["run", str(sleeper), "--no-wait", "--name", "bg"]) == 0
-    assert capsys.readouterr().out.strip() == "bg"
-    assert main(["jobs", "cancel", "bg"]) == 0
-    assert "bg CANCELLED" in capsys.readouterr().out
-    assert main(["jobs", "logs", "-f", "bg"]) == 0
+def test_compare_side_by_side(script, cli):
+    _run(cli, script, "cmp-a", "--hp", "x=1")
+    _run(cli, script, "cmp-b", "--hp", "x=2")
+    result = cli("jobs", "compare", "cmp-a", "cmp-b")
+    assert result.exit_code == 0
+    rows = {line.split()[0] + (" " + line.split()[1] if line.startswith(("hp", "final", "best")) else ""): line.split()
+            for line in result.stdout.splitlines()[2:] if line.strip()}
+    assert rows["hp x"][-2:] == ["1", "2"]
+    assert rows["final loss"][-2:] == ["1", "1"] and rows["best loss"][-2:] == ["1", "1"]
+    doc = json.loads(cli("jobs", "compare", "cmp-a", "cmp-b", "--json").stdout)
+    assert doc["hp x"] == {"cmp-a": "1", "cmp-b": "2"}
 
 
-def test_instances_and_devices(capsys):
-    assert main(["instances"]) == 0
-    out = capsys.readouterr().out
-    assert "ml.p3.2xlarge" in out and "0.06375" in out and "unknown" in out
-    assert main(["devices", "--json"]) == 0
-    info = json.loads(capsys.readouterr().out)
-    assert "qhybrid.cpu" in info["devices"]["qhybrid"] and info["cuda"] in (True, False)
+def test_compare_shows_what_a_sweep_varied(script, cli):
+    _run(cli, script, "sw-a", "--hp", "x=1", "--hp", "y=same")
+    _run(cli, script, "sw-b", "--hp", "x=2", "--hp", "y=same")
+    text = cli("jobs", "compare", "sw-a", "sw-b").stdout
+    assert "hp x" in text and "hp y" not in text
+    assert "hp y" in cli("jobs", "compare", "sw-a", "sw-b", "--all").stdout
 
 
-@pytest.mark.parametrize("argv", [["run"], ["jobs"], ["jobs", "list"], ["jobs", "show"], ["jobs", "logs"],
-                                  ["jobs", "metrics"], ["jobs", "result"], ["jobs", "cancel"], ["jobs", "rm"],
-                                  ["instances"], ["devices"]])
-def test_help_everywhere(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        main([*argv, "--help"])
-    assert info.value.code == 0 and "usage: qhybrid" in capsys.readouterr().out
+def test_rm(script, cli):
+    _run(cli, script, "gone")
+    assert cli("jobs", "rm", "gone").exit_code == 0
+    result = cli("jobs", "show", "gone")
+    assert result.exit_code == 1 and "no job named 'gone'" in result.stderr
 
 
-def test_console_script_runs_a_job(script):
-    out = subprocess.run([sys.executable, "-m", "qhybrid", "run", str(script), "--hp", "x=3"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == {"x": "3"}
-
-
-def test_run_data_parallel(tmp_path, capsys):
-    ranks = tmp_path / "ranks.py"
-    ranks.write_text("import os\nfrom qhybrid.jobs import save_job_result\n"
-                     "if os.environ['RANK'] == '0':\n    save_job_result({'world': os.environ['WORLD_SIZE']})\n")
-    assert main(["run", str(ranks), "--processes-per-instance", "2", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["result"] == {"world": "2"}
-
-
-PICKLER = """
-    from qhybrid.jobs import save_job_result
-    save_job_result({"x": {1, 2}}, data_format="pickled_v4")
-"""
-
-
-def test_pickled_results_need_allow_pickle(tmp_path, capsys):
-    job = tmp_path / "pickler.py"
-    job.write_text(textwrap.dedent(PICKLER))
-    assert main(["run", str(job), "--name", "pk"]) == 1
-    err = capsys.readouterr().err
-    assert "qhybrid: error: the result of job 'pk' is pickled" in err and "--allow-pickle" in err
-    assert main(["jobs", "result", "pk"]) == 1
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
-    assert main(["jobs", "result", "pk", "--allow-pickle"]) == 0
-    assert "{1, 2}" in capsys.readouterr().out
-
-
-def test_truncated_result_is_one_line(script, capsys, _isolated_home):
-    assert main(["run", str(script), "--name", "tr"]) == 0
-    (_isolated_home / "jobs" / "tr" / "results" / "results.json").write_text('{"dataDictionary": {"x"')
-    capsys.readouterr()
-    assert main(["jobs", "result", "tr"]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "results.json is damaged" in err[0]
-
-
-def test_jobs_repair_and_damaged_listing(script, capsys, _isolated_home):
-    assert main(["run", str(script), "--name", "r1"]) == 0
-    (_isolated_home / "jobs" / "r1" / "spec.json").write_text("garbage")
-    capsys.readouterr()
-    assert main(["jobs", "list"]) == 0
-    out, err = capsys.readouterr()
-    assert "DAMAGED" in out and "spec.json is unreadable" in err
-    (_isolated_home / "index.db").write_bytes(b"garbage" * 200)
-    for suffix in ("-wal", "-shm"):
-        (_isolated_home / f"index.db{suffix}").unlink(missing_ok=True)
-    from qhybrid.jobs import store
-
-    store._READY.clear()
-    assert main(["jobs", "repair", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["index_rebuilt"] is True
-    assert main(["jobs", "list", "--json"]) == 0
-    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["r1"]
-
-
-@pytest.mark.parametrize("extra", [
-    ["--max-runtime", "nan"], ["--max-cost", "inf", "--instance", "ml.m5.2xlarge"], ["--max-runtime", "0"],
-    ["--max-runtime", "-5"], ["--processes-per-instance", "0"], ["--input", "data=/dev/zero"],
-    ["--name", "bad\n"], ["--device", "local:qhybrid/qhybrid.gpu", "--instance", "ml.p3.2xlarge"],
-    ["--instance-count", "0"], ["--entry-point", "nope"], ["--input", "bad name=."],
-])
-def test_bad_input_is_one_line_exit_1_and_nothing_written(script, capsys, _isolated_home, extra, monkeypatch):
-    from qhybrid.jobs import instances
-
-    monkeypatch.setattr(instances, "local_gpus", lambda: 0)
-    assert main(["run", str(script), *extra]) == 1
-    out, err = capsys.readouterr()
-    assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("qhybrid: error: ")
-    jobs = _isolated_home / "jobs"
-    assert not (jobs.exists() and any(jobs.iterdir())) and not (_isolated_home / "index.db").exists()
-
-
-def test_relative_home_is_one_line(script, capsys, monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("QHYBRID_HOME", "relative-home")
-    assert main(["run", str(script)]) == 1 and main(["jobs", "list"]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "is a relative path" in err[0] and not (tmp_path / "relative-home").exists()
+@pytest.mark.parametrize("argv", [["jobs", "show"], ["jobs", "wait"], ["jobs", "compare"]])
+def test_missing_names_are_usage_errors(argv, cli):
+    result = cli(*argv)
+    assert result.exit_code == 1 and result.stderr.startswith("qhybrid: error: Missing argument")

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from qhybrid.cli import build_parser, main  # noqa: E402
+from qhybrid.cli import main  # noqa: E402
 from qhybrid.cli import qaoa as qaoa_cli  # noqa: E402
 from qhybrid.cli import qml as qml_cli  # noqa: E402
 from qhybrid.errors import ClusterError, SpecError  # noqa: E402
@@ -30,8 +30,10 @@ pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 
 CPU = "local:qhybrid/qhybrid.cpu"
 QAOA_ARGS = ["qaoa", "--nodes", "6", "--edges", "8", "--layers", "2", "--iterations", "3", "--seed", "7"]
+QAOA_KWARGS = {"nodes": 6, "edges": 8, "layers": 2, "iterations": 3, "seed": 7}  # the same, for job_kwargs
 QML_ARGS = ["qml", "--wires", "4", "--data", "24", "--batch-size", "8", "--epochs", "2", "--seed", "11",
             "--processes-per-instance", "2"]
+QML_KWARGS = {"wires": 4, "data": 24, "batch_size": 8, "epochs": 2, "seed": 11, "processes_per_instance": 2}
 SLOW = """
 import os, time
 from qhybrid.jobs import save_job_checkpoint
@@ -83,24 +85,24 @@ def _run_cli(argv, capsys) -> dict:
     code = main([*argv, "--name", name, "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    return {"job": name, "result": json.loads(out.out.strip().splitlines()[-1])}
+    return {"job": name, "result": json.loads(out.out)["result"]}
 
 
 def test_qaoa_on_ray_gives_the_same_result_as_local(cluster, capsys):
-    local = Job.create(**qaoa_cli.job_kwargs(build_parser().parse_args(QAOA_ARGS)), in_process=True)
+    local = Job.create(**qaoa_cli.job_kwargs(**QAOA_KWARGS), in_process=True)
     out = _run_cli([*QAOA_ARGS, "--backend", "ray", "--address", cluster.address], capsys)
     job = Job.get(out["job"])
     assert job.state() == "COMPLETED" and job.spec().backend == "ray"
     ours, theirs = job.result(), local.result()
     assert ours["best_bitstring"] == theirs["best_bitstring"]
-    for key in ("params", "cost", "best_value", "optimum"):
+    for key in ("params", "energy", "best_value", "optimum"):
         np.testing.assert_allclose(ours[key], theirs[key], atol=1e-12, rtol=0, err_msg=key)
-    np.testing.assert_allclose(job.metrics()["Cost"], local.metrics()["Cost"], atol=1e-12, rtol=0)
+    np.testing.assert_allclose(job.metrics()["energy"], local.metrics()["energy"], atol=1e-12, rtol=0)
     assert f"placed on the Ray cluster at {cluster.address}" in job.logs()
 
 
 def test_two_rank_data_parallel_qml_on_ray_matches_local_data_parallel(cluster, capsys):
-    local = Job.create(**qml_cli.job_kwargs(build_parser().parse_args(QML_ARGS)))  # runs meanwhile
+    local = Job.create(**qml_cli.job_kwargs(**QML_KWARGS))  # runs meanwhile
     out = _run_cli([*QML_ARGS, "--backend", "ray"], capsys)  # the address from QHYBRID_RAY_ADDRESS
     job = Job.get(out["job"])
     local.wait(timeout=180)

@@ -54,6 +54,22 @@ def test_world_size_must_divide_batch_and_data():
         workload.check_world(workload.parse_settings({"batch_size": "10", "ndata": "24"}), 5)
 
 
+def test_split_is_seeded_stratified_and_disjoint():
+    y = torch.tensor([1.0] * 30 + [-1.0] * 10)
+    train, val = workload.split(y, 0.2, seed=3)
+    assert len(val) == 8 and sorted(train + val) == list(range(40))
+    assert sum(1 for i in val if y[i] > 0) == 6  # 3:1 as in the data
+    assert sum(1 for i in workload.split(y, 0.25, seed=3)[1] if y[i] > 0) in (7, 8)  # 7.5 + 2.5: remainders
+    assert workload.split(y, 0.2, seed=3) == (train, val) and workload.split(y, 0.2, seed=4)[1] != val
+    assert workload.split(y, 0.0, seed=3) == (list(range(40)), [])
+
+
+def test_training_count_must_divide_among_processes():
+    s = workload.parse_settings({"batch_size": "8", "ndata": "24"})
+    with pytest.raises(SpecError, match="the 17 training samples"):
+        workload.check_world(s, 2, 17)
+
+
 def test_find_data_prefers_sonar_all_data(tmp_path):
     assert workload.find_data(tmp_path / "missing") is None
     (tmp_path / "other.csv").write_text("x")
@@ -68,10 +84,13 @@ def test_single_process_job_logs_saves_and_checkpoints():
     result = job.result()
     assert result["world_size"] == 1 and result["device"] == CPU
     assert len(result["epoch_seconds"]) == 3 and result["loss"] == result["losses"][-1]
-    assert 0.0 <= result["accuracy"] <= 1.0
+    assert 0.0 <= result["accuracy"] <= 1.0 and result["accuracy"] == result["val_accuracy"]
+    assert (result["n_train"], result["n_val"]) == (18, 6) and "validation accuracy" in result["summary"]
     metrics = job.metrics(metric_type="iteration_number")
     assert metrics["iteration_number"] == [1, 2, 3] and metrics["Loss"] == result["losses"]
-    assert len(metrics["Accuracy"]) == 3 and len(metrics["epoch_seconds"]) == 3
+    assert metrics["val_accuracy"] == result["val_accuracies"] and metrics["val_accuracy"][-1] == result["accuracy"]
+    assert len(metrics["train_accuracy"]) == 3 and len(metrics["epoch_seconds"]) == 3
+    assert "Accuracy" not in metrics
     folder = store.job_dir(job.name)
     state = torch.load(folder / "results" / "model.pt")
     assert set(state) >= {"qlayer.w_layer1", "qlayer.w_layer2", "qlayer.rotation", "input_layer.weight"}

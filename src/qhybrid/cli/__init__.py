@@ -1,34 +1,92 @@
-"""The `qhybrid` command: thin commands that parse, call the library and print.
+"""The ``qhybrid`` command, on Typer (Click) + Rich: thin commands that parse, call the library, print.
 
-Each module named in COMMAND_MODULES exposes ``register(subparsers)`` that adds
-its sub-commands; each sub-command sets ``func(args) -> int`` with
-``parser.set_defaults(func=...)``. User errors (QhybridError) print one line
-on stderr and exit with status 1.
+Every module named in ``COMMAND_MODULES`` defines ``register(app: typer.Typer) -> None`` that adds
+its commands (or a sub-``Typer`` group) to ``app``; a module not yet present is skipped. Shared
+options are ``Annotated`` aliases in ``qhybrid.cli.options``: adding an option to a command is one
+parameter line. Contract: a ``QhybridError`` prints one line ``qhybrid: error: ...`` on stderr and
+exits 1; so does a usage error; ``--json`` prints exactly one JSON document on stdout.
+
+Nothing heavy is imported here or at command-module import time (torch, PennyLane, Ray load
+inside the commands that need them), so ``--help`` and ``devices`` start in well under a second.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
-from qhybrid.errors import QhybridError
+import typer
+from typer.core import TyperGroup
 
 COMMAND_MODULES = (
-    "qhybrid.cli.jobs",  # run, jobs, instances, devices
+    "qhybrid.cli.run",  # run
+    "qhybrid.cli.jobs",  # jobs list|show|logs|metrics|result|wait|compare|cancel|rm
     "qhybrid.cli.qaoa",  # qaoa
     "qhybrid.cli.qml",  # qml
+    "qhybrid.cli.devices",  # devices, instances
+    "qhybrid.cli.cluster",  # cluster start|status|stop
+    "qhybrid.cli.doctor",  # doctor
+    "qhybrid.cli.estimate",  # estimate (issue 16)
 )
 
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="qhybrid",
-        description="Hybrid quantum-classical jobs on fast embedded simulators.",
+
+def _version(value: bool) -> None:
+    if value:
+        from qhybrid import __version__
+
+        print(f"qhybrid {__version__}")
+        raise typer.Exit(0)
+
+
+def _usage_line(err) -> str:
+    ctx = getattr(err, "ctx", None)
+    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    return f"qhybrid: error: {err.format_message()}{where}"
+
+
+def _exceptions():
+    """Click's exception module: Typer 0.2x vendors its own Click (``typer._click``), older ones use Click."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # pragma: no cover - a Typer on the real Click
+        from click import exceptions
+    return exceptions
+
+
+class _Root(TyperGroup):
+    """The root group: every command's QhybridError and usage error become one line and exit 1,
+    under ``main`` and under Typer's test runner alike."""
+
+    def invoke(self, ctx):
+        from qhybrid.errors import QhybridError
+
+        exc = _exceptions()
+        try:
+            return super().invoke(ctx)
+        except QhybridError as err:
+            print(f"qhybrid: error: {err}", file=sys.stderr, flush=True)
+            raise typer.Exit(1)
+        except exc.NoArgsIsHelpError as err:  # a bare group: its help, on stderr
+            print(err.ctx.get_help(), file=sys.stderr, flush=True)
+            raise typer.Exit(1)
+        except exc.UsageError as err:
+            print(_usage_line(err), file=sys.stderr, flush=True)
+            raise typer.Exit(1)
+
+
+def _make_app() -> typer.Typer:
+    app = typer.Typer(
+        name="qhybrid", cls=_Root, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
+        context_settings=CONTEXT, rich_markup_mode="markdown",
+        help="Hybrid quantum-classical jobs on fast embedded simulators, with Braket's job contract.",
     )
-    from qhybrid import __version__
 
-    parser.add_argument("--version", action="version", version=f"qhybrid {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    @app.callback()
+    def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                           help="Print qhybrid's version and exit.")) -> None:
+        """Hybrid quantum-classical jobs on fast embedded simulators, with Braket's job contract."""
+
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -36,24 +94,42 @@ def build_parser() -> argparse.ArgumentParser:
             if err.name == name:  # that command is not built yet
                 continue
             raise
-        module.register(sub)
-    return parser
+        module.register(app)
+    return app
+
+
+app = _make_app()
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 1
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Errors are one line on stderr: a ``QhybridError`` or a usage error exits 1, Ctrl-C 130.
+    """
+    from qhybrid.errors import QhybridError
+
+    exc = _exceptions()
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        return int(args.func(args) or 0)
+        value = app(args=args, prog_name="qhybrid", standalone_mode=False)
+        return int(value or 0) if isinstance(value, int) else 0
     except QhybridError as err:
         print(f"qhybrid: error: {err}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except exc.NoArgsIsHelpError as err:  # a bare `qhybrid`: its help, on stderr
+        print(err.ctx.get_help(), file=sys.stderr)
+        return 1
+    except exc.UsageError as err:
+        print(_usage_line(err), file=sys.stderr)
+        return 1
+    except typer.Exit as err:
+        return err.exit_code
+    except (typer.Abort, KeyboardInterrupt):
         print("qhybrid: interrupted", file=sys.stderr)
         return 130
+    except exc.ClickException as err:
+        print(f"qhybrid: error: {err.format_message()}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `qhybrid ... | head`: the reader left, which is not an error
         import os
 

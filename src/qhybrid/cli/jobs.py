@@ -1,414 +1,243 @@
-"""Commands ``run``, ``jobs``, ``instances`` and ``devices``; and ``submit_and_wait`` for workload CLIs."""
+"""``qhybrid jobs ...``: list, show, logs, metrics (tables and plots), result, wait, compare, cancel, rm.
+
+``submit_and_wait`` (for commands that submit a job) lives in ``qhybrid.cli.workload`` and is
+re-exported here.
+"""
 from __future__ import annotations
 
-import json
-import sys
 import time
+from datetime import datetime
+from typing import Annotated, Literal, Optional
 
-from qhybrid.errors import JobError, SpecError
+import typer
 
-DEFAULT_DEVICE = "local:qhybrid/qhybrid.cpu"
+from qhybrid.cli import options, output
+from qhybrid.cli.workload import submit_and_wait
 
-
-# -- shared by every command that submits a job (run, qaoa, qml) -----------------------------------
-def _err(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-class _Status:
-    """Log lines on stderr, and on a terminal a status line that rewrites itself."""
-
-    def __init__(self, name: str):
-        self.name, self.t0, self.tty, self.shown = name, time.monotonic(), sys.stderr.isatty(), False
-
-    def line(self, text: str) -> None:
-        self._clear()
-        _err(text)
-
-    def poll(self, state: str) -> None:
-        if self.tty and state not in ("COMPLETED", "FAILED", "CANCELLED"):
-            sys.stderr.write(f"\r\x1b[2K[{state} {time.monotonic() - self.t0:6.1f} s] {self.name}")
-            sys.stderr.flush()
-            self.shown = True
-
-    def _clear(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\x1b[2K")
-            self.shown = False
+STATES = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]
+Names = Annotated[list[str], typer.Argument(metavar="NAME...", help="Job names (see: qhybrid jobs list).")]
 
 
-def _jsonable(value):
-    return json.loads(json.dumps(value, default=repr))
+def _when(iso: str | None) -> str:
+    """A creation time, short: hours and minutes today, else month and day (--json has it all)."""
+    if not iso:
+        return ""
+    t = datetime.fromisoformat(iso).astimezone()
+    return t.strftime("%H:%M") if t.date() == datetime.now().astimezone().date() else t.strftime("%b %d")
 
 
-def submit_and_wait(job_kwargs: dict, *, json_output=False, progress=None, wait: bool = True,
-                    allow_pickle: bool = False) -> int:
-    """Submit a job, stream its logs while waiting, print its result and cost; return an exit status.
-
-    Args:
-        job_kwargs: keyword arguments of ``Job.create``.
-        json_output: True to print one JSON line (job, state, result, billed_seconds, cost_usd,
-            cost_on_other_instances_usd) on stdout instead of text; ``"result"`` to print the
-            result dictionary alone as the last stdout line (the cost still goes to stderr).
-        progress: a callable receiving each log line (default: stderr, with a status line on a terminal).
-        wait: False to return right after submitting (prints the job name).
-        allow_pickle: load a pickled results.json (runs code from the file); refused otherwise.
-
-    Returns:
-        0 when the job COMPLETED (or was submitted with ``wait=False``), else 1.
-
-    Raises:
-        SpecError, InstanceError, DeviceError: bad input (``cli.main`` prints them in one line).
-    """
-    from qhybrid.jobs import Job
+def _cost(value) -> str:
     from qhybrid.jobs.instances import format_usd
 
-    job = Job.create(**job_kwargs)
-    if not wait:
-        print(json.dumps({"job": job.name, "state": job.state()}) if json_output else job.name)
-        return 0
-    status = _Status(job.name)
-    sink = progress or status.line
-    _err(f"qhybrid: submitted job {job.name} (follow with: qhybrid jobs logs -f {job.name})")
-    try:
-        job.wait(stream=sink, on_poll=None if progress else status.poll)
-    except KeyboardInterrupt:
-        status.line(f"qhybrid: stopped waiting; job {job.name} keeps running (qhybrid jobs cancel {job.name})")
-        return 130
-    info = job.describe()
-    result = job.result(allow_pickle=allow_pickle) if info["state"] == "COMPLETED" else None
-    if json_output == "result":
-        if result is not None:
-            print(json.dumps(_jsonable(result)))
-    elif json_output:
-        out = {
-            "job": job.name, "state": info["state"], "result": _jsonable(result),
-            "billed_seconds": info["billed_seconds"], "instance_type": info["instance_type"],
-            "instance_count": info["instance_count"], "cost_usd": info["estimated_cost_usd"],
-            "cost_on_other_instances_usd": info["cost_on_other_instances_usd"],
-            "failure_reason": info["failure_reason"],
-        }
-        print(json.dumps(out))
-    elif result is not None:
-        print(json.dumps(_jsonable(result), indent=2))
-    if info["state"] != "COMPLETED":
-        _err(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
-        if info["traceback_tail"] and json_output is not True:
-            _err(info["traceback_tail"])
-        return 1
-    if json_output is not True:
-        _err(_cost_line(info, format_usd))
-    return 0
+    return "?" if value is None else format_usd(value)
 
 
-def _cost_line(info: dict, format_usd) -> str:
-    text = (
-        f"cost: {format_usd(info['estimated_cost_usd'])} "
-        f"(billed {info['billed_seconds']} s x {info['instance_count']} {info['instance_type']})"
-    )
-    others = info["cost_on_other_instances_usd"]
-    if others:
-        text += "; same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
-    return text
-
-
-# -- run -----------------------------------------------------------------------------------------
-def _pairs(values, what: str) -> dict:
-    out = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SpecError(f"{what} {item!r} must look like KEY=VALUE")
-        out[key] = value
-    return out
-
-
-def cmd_run(args) -> int:
-    from qhybrid.jobs import InstanceConfig
-
-    kwargs = dict(
-        device=args.device,
-        source_module=args.source,
-        entry_point=args.entry_point,
-        job_name=args.name,
-        hyperparameters=_pairs(args.hp, "--hp"),
-        input_data=_pairs(args.input, "--input") or None,
-        instance_config=InstanceConfig(instanceType=args.instance, instanceCount=args.instance_count),
-        copy_checkpoints_from_job=args.checkpoints_from,
-        distribution="data_parallel" if args.data_parallel or args.processes_per_instance else None,
-        max_runtime=args.max_runtime,
-        max_cost=args.max_cost,
-        processes_per_instance=args.processes_per_instance,
-        backend=args.backend,
-        address=args.address,
-    )
-    return submit_and_wait(kwargs, json_output=args.json, wait=not args.no_wait,
-                           allow_pickle=args.allow_pickle)
-
-
-# -- jobs ----------------------------------------------------------------------------------------
-def cmd_list(args) -> int:
+def _jobs(names: list[str]):
     from qhybrid.jobs import Job
 
-    rows = [j.describe() for j in Job.list(state=args.state)]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    if not rows:
-        _err("no jobs")
-        return 0
-    print(f"{'NAME':<50} {'STATE':<10} {'INSTANCE':<16} {'CREATED':<26} {'BILLED':>7} {'COST':>10}")
-    for r in rows:
-        billed = "" if r["billed_seconds"] is None else f"{r['billed_seconds']:.0f} s"
-        cost = "?" if r["estimated_cost_usd"] is None else f"${r['estimated_cost_usd']:.4f}"
-        state = "DAMAGED" if r["damaged"] else r["state"]
-        print(f"{r['name']:<50} {state:<10} {r['instance_type'] or '?':<16} {r['created'] or '':<26} "
-              f"{billed:>7} {cost:>10}")
-    for r in rows:
-        if r["damaged"]:
-            _err(f"qhybrid: {r['damaged']}")
-    return 0
+    return [Job.get(n) for n in names]
 
 
-def cmd_repair(args) -> int:
-    from qhybrid.jobs import store
+def register(app: typer.Typer) -> None:
+    """Add the ``jobs`` group."""
+    jobs = typer.Typer(name="jobs", no_args_is_help=True, help="List, inspect, compare and wait for jobs.")
+    app.add_typer(jobs)
 
-    done = store.repair()
-    if args.json:
-        print(json.dumps(done))
-        return 0
-    print(f"index {'rebuilt from the job folders' if done['index_rebuilt'] else 'sound'}; "
-          f"{done['rows_added']} job(s) added from their folders; "
-          f"{done['stale_submissions_removed']} half-made submission(s) removed")
-    for name in done["jobs_without_folder"]:
-        print(f"job {name} has no folder (remove it with: qhybrid jobs rm {name})")
-    return 0
+    @jobs.command("list")
+    def list_(state: Annotated[Optional[STATES], typer.Option(case_sensitive=False, help="Only jobs in this state.")] = None,
+              limit: Annotated[int, typer.Option("--limit", "-n", help="Newest N jobs (0: all).")] = 20,
+              json_: options.Json = False) -> None:
+        """Jobs, newest first: state, device, when, billed time, the key result, cost."""
+        from qhybrid.cli.results import key_metric
+        from qhybrid.jobs import Job
 
+        found = list(reversed(Job.list(state=state.upper() if state else None)))
+        shown = found[:limit] if limit > 0 else found
+        infos = [(j, j.describe()) for j in shown]
+        if json_:
+            output.print_json([{**i, "key_metric": key_metric(j, i)} for j, i in infos])
+            return
+        if not infos:
+            output.note("no jobs")
+            return
+        output.table(["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"],
+                     [[i["name"], output.state_text("DAMAGED" if i.get("damaged") else i["state"]),
+                       (i["device"] or "?").split("/")[-1], _when(i["created"]),
+                       "" if i["billed_seconds"] is None else f"{i['billed_seconds']:.0f}s", key_metric(j, i),
+                       _cost(i["estimated_cost_usd"])] for j, i in infos],
+                     right=("TIME", "COST"), no_wrap=("NAME", "STATE", "DEVICE", "WHEN", "TIME", "COST"), gap=1)
+        if len(found) > len(shown):
+            output.note(f"{len(found) - len(shown)} older jobs not shown (--limit 0 shows all)")
+        for _, i in infos:
+            if i.get("damaged"):
+                output.note(f"qhybrid: {i['damaged']}")
 
-def cmd_show(args) -> int:
-    from qhybrid.jobs import Job
-    from qhybrid.jobs.instances import format_usd
+    @jobs.command("show")
+    def show(name: options.JobName, json_: options.Json = False) -> None:
+        """A job: state, device, times, hyperparameters, the answer, cost, environment, failure."""
+        from qhybrid.cli.results import result_of
+        from qhybrid.cli.workload import _cost_line
+        from qhybrid.jobs import Job, environment
 
-    info = Job.get(args.name).describe()
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    for key in ("name", "state", "device", "entry_point", "instance_type", "instance_count", "distribution",
-                "world_size", "created", "started", "ended", "billed_seconds", "folder"):
-        print(f"{key:<18} {info[key]}")
-    print(f"{'hyperparameters':<18} {json.dumps(info['hyperparameters'])}")
-    if info["damaged"]:
-        print(f"{'damaged':<18} {info['damaged']}")
-    print(_cost_line(info, format_usd))
-    if info["failure_reason"]:
-        print(f"{'failure_reason':<18} {info['failure_reason']}")
-    if info["traceback_tail"]:
-        print(info["traceback_tail"])
-    return 0
+        job = Job.get(name)
+        info = job.describe()
+        env = environment.read(job.folder)
+        if json_:
+            output.print_json({**info, "environment": env})
+            return
+        rows = [(k, info[k]) for k in ("name",)] + [("state", output.state_text(info["state"]))]
+        rows += [(k, info[k]) for k in ("device", "entry_point", "instance_type", "instance_count", "distribution",
+                                         "world_size", "created", "started", "ended", "billed_seconds", "folder")]
+        rows.append(("hyperparameters", " ".join(f"{k}={v}" for k, v in (info["hyperparameters"] or {}).items())))
+        result = result_of(job, info)
+        if result and result.get("summary"):
+            rows.append(("answer", result["summary"]))
+        rows.append(("cost", _cost_line(info).removeprefix("cost: ")))
+        if env:
+            pk = env.get("packages", {})
+            rows.append(("environment", ", ".join(f"{k} {v}" for k, v in pk.items() if v)))
+            rows.append(("host", f"{env.get('host')}, {env.get('cpu')} ({env.get('cpu_count')} cores)"
+                                 + (f", GPUs: {'; '.join(env['gpus'])}" if env.get("gpus") else ", no GPU")))
+            if env.get("git_commit") or env.get("source_git_commit"):
+                rows.append(("git", f"qhybrid {env.get('git_commit') or '-'}, source {env.get('source_git_commit') or '-'}"))
+            rows.append(("command line", " ".join(env.get("command_line") or [])))
+        if info.get("damaged"):
+            rows.append(("damaged", info["damaged"]))
+        if info["failure_reason"]:
+            rows.append(("failure_reason", info["failure_reason"]))
+        output.pairs(rows)
+        if info["traceback_tail"]:
+            output.out().print(info["traceback_tail"], markup=False, highlight=False)
 
+    @jobs.command("logs")
+    def logs(name: options.JobName,
+             follow: Annotated[bool, typer.Option("--follow", "-f", help="Follow until the job ends; exit 0 only if it COMPLETED.")] = False) -> None:
+        """A job's log (stdout and stderr of all its processes)."""
+        import sys
 
-def cmd_logs(args) -> int:
-    from qhybrid.jobs import Job
+        from qhybrid.jobs import Job
 
-    job = Job.get(args.name)
-    if args.follow:
+        job = Job.get(name)
+        if not follow:
+            sys.stdout.write(job.logs())
+            return
         job.wait(stream=lambda line: print(line, flush=True))
-    else:
-        sys.stdout.write(job.logs())
-    return 0
+        state = job.state()
+        if state != "COMPLETED":
+            output.note(f"qhybrid: job {name} {state}: {job.describe()['failure_reason']}")
+            raise typer.Exit(1)
+
+    @jobs.command("metrics")
+    def metrics(names: Names,
+                plot: Annotated[Optional[str], typer.Option(metavar="FILE.png",
+                                help="Also plot the metrics to FILE (several jobs overlaid).")] = None,
+                metric_type: Annotated[Optional[Literal["timestamp", "iteration_number"]], typer.Option(
+                    case_sensitive=False, help="Rows keyed by (default: iteration_number when logged).")] = None,
+                statistic: Annotated[Literal["max", "min"], typer.Option(
+                    case_sensitive=False, help="Which value a metric logged twice in a row keeps.")] = "max",
+                rank: Annotated[int, typer.Option(help="The rank whose metrics to show.")] = 0,
+                json_: options.Json = False) -> None:
+        """A job's metrics, one row per iteration (with the time since the first); --plot draws them."""
+        from qhybrid.cli.results import SHORT, metric_columns
+        from qhybrid.cli.results import plot as draw
+
+        found = _jobs(names)
+        tables = {j.name: metric_columns(j, metric_type=metric_type, statistic=statistic, rank=rank) for j in found}
+        if plot:
+            draw(found, plot)
+            output.note(f"wrote {plot}")
+        if json_:
+            output.print_json(tables[found[0].name] if len(found) == 1 else tables)
+            return
+        for job_name, cols in tables.items():
+            if not cols:
+                output.note(f"{job_name}: no metrics")
+                continue
+            heads = list(cols)
+            shown = [SHORT.get(h, h) for h in heads]
+            output.table(shown, [[output.fmt(cols[h][i], 4) for h in heads] for i in range(len(cols[heads[0]]))],
+                         title=job_name if len(tables) > 1 else None, right=tuple(shown))
+
+    @jobs.command("result")
+    def result(name: options.JobName,
+               timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait at most.")] = None,
+               allow_pickle: options.AllowPickle = False,
+               json_: options.Json = False) -> None:
+        """Wait for a job and print its result (JSON)."""
+        from qhybrid.jobs import Job
+
+        output.print_json(Job.get(name).result(timeout=timeout, allow_pickle=allow_pickle))
+
+    @jobs.command("wait")
+    def wait(names: Names,
+             timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait at most (for all together).")] = None,
+             json_: options.Json = False) -> None:
+        """Wait for jobs to end; exit 0 when all COMPLETED, else 1."""
+        found = _jobs(names)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        states = {}
+        for job in found:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                job.wait(timeout=left)
+            except Exception as err:  # JobError: still running at the deadline
+                from qhybrid.errors import JobError
+
+                if not isinstance(err, JobError):
+                    raise
+            states[job.name] = job.state()
+        if json_:
+            output.print_json(states)
+        else:
+            output.table(["NAME", "STATE"], [[n, output.state_text(s)] for n, s in states.items()])
+        if any(s != "COMPLETED" for s in states.values()):
+            raise typer.Exit(1)
+
+    @jobs.command("compare")
+    def compare(names: Names,
+                all_: Annotated[bool, typer.Option("--all", help="Also the hyperparameters all jobs share.")] = False,
+                json_: options.Json = False) -> None:
+        """Jobs side by side: the hyperparameters they differ in, answers, final and best metrics, bill."""
+        from qhybrid.cli.results import compare as side_by_side
+
+        heads, rows = side_by_side(_jobs(names), everything=all_ or json_)
+        if json_:
+            output.print_json({row[0]: dict(zip(heads[1:], row[1:])) for row in rows})
+            return
+        output.table(heads, [[r[0], *[output.fmt(v, 5) for v in r[1:]]] for r in rows])
+
+    @jobs.command("cancel")
+    def cancel(name: options.JobName, json_: options.Json = False) -> None:
+        """End a job's whole process tree."""
+        from qhybrid.jobs import Job
+
+        state = Job.get(name).cancel()
+        if json_:
+            output.print_json({"job": name, "state": state})
+        else:
+            print(f"{name} {state}")
+
+    @jobs.command("repair")
+    def repair(json_: options.Json = False) -> None:
+        """Rebuild an unreadable index from the job folders, add jobs missing from it, remove half-made submissions."""
+        from qhybrid.jobs import store
+
+        done = store.repair()
+        if json_:
+            output.print_json(done)
+            return
+        print(f"index {'rebuilt from the job folders' if done['index_rebuilt'] else 'sound'}; "
+              f"{done['rows_added']} job(s) added from their folders; "
+              f"{done['stale_submissions_removed']} half-made submission(s) removed")
+        for job_name in done["jobs_without_folder"]:
+            print(f"job {job_name} has no folder (remove it with: qhybrid jobs rm {job_name})")
+
+    @jobs.command("rm")
+    def rm(names: Names) -> None:
+        """Remove finished jobs from the store (and their folders)."""
+        for job in _jobs(names):
+            job.delete()
+            output.note(f"removed {job.name}")
 
 
-def cmd_metrics(args) -> int:
-    from qhybrid.jobs import Job
-
-    cols = Job.get(args.name).metrics(metric_type=args.metric_type, statistic=args.statistic, rank=args.rank)
-    if args.plot:
-        _plot(cols, args.plot, args.name)
-        _err(f"wrote {args.plot}")
-    if args.json or not cols:
-        print(json.dumps(cols, indent=2))
-        return 0
-    names = list(cols)
-    print("  ".join(f"{n:>18}" for n in names))
-    for i in range(len(cols[names[0]])):
-        print("  ".join(f"{'' if cols[n][i] is None else cols[n][i]!s:>18}" for n in names))
-    return 0
-
-
-def _plot(cols: dict, path: str, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if "iteration_number" in cols and any(v is not None for v in cols["iteration_number"]):
-        xname, xs = "iteration_number", cols["iteration_number"]
-    else:
-        t0 = min(cols.get("timestamp") or [0])
-        xname, xs = "seconds", [t - t0 for t in cols.get("timestamp", [])]
-    series = {}
-    for name, ys in cols.items():
-        if name in ("timestamp", "iteration_number"):
-            continue
-        pts = [(x, y) for x, y in zip(xs, ys) if x is not None and isinstance(y, (int, float))]
-        if pts:
-            series[name] = pts
-    # one panel per metric: a loss and a time per iteration don't share a scale
-    fig, axes = plt.subplots(max(1, len(series)), 1, figsize=(7, 2.4 * max(1, len(series))),
-                             sharex=True, squeeze=False)
-    for ax, (name, pts) in zip(axes[:, 0], series.items()):
-        ax.plot(*zip(*pts), marker=".")
-        ax.set_ylabel(name)
-        ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel(xname)
-    axes[0, 0].set_title(title)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
-def cmd_result(args) -> int:
-    from qhybrid.jobs import Job
-
-    result = Job.get(args.name).result(timeout=args.timeout, allow_pickle=args.allow_pickle)
-    print(json.dumps(_jsonable(result), indent=2))
-    return 0
-
-
-def cmd_cancel(args) -> int:
-    from qhybrid.jobs import Job
-
-    state = Job.get(args.name).cancel()
-    print(f"{args.name} {state}")
-    return 0
-
-
-def cmd_rm(args) -> int:
-    from qhybrid.jobs import Job
-
-    for name in args.names:
-        Job.get(name).delete()
-        _err(f"removed {name}")
-    return 0
-
-
-# -- instances, devices ------------------------------------------------------------------------------
-def cmd_instances(args) -> int:
-    from qhybrid.jobs.instances import catalogue, format_price, price_file
-
-    cat = catalogue()
-    if args.json:
-        print(json.dumps([i.__dict__ for i in cat.values()], indent=2))
-        return 0
-    print(f"{'TYPE':<18} {'vCPU':>5} {'MEM GiB':>8} {'GPU':>4} {'GPU MODEL':<10} {'USD/min':>9}  PRICE SOURCE")
-    for i in cat.values():
-        print(f"{i.type:<18} {i.vcpus:>5} {i.memory_gib:>8g} {i.gpus:>4} {i.gpu_model:<10} "
-              f"{format_price(i):>9}  {i.price_source}")
-    _err(f"unknown prices stay unknown; add yours in {price_file()} ([prices] \"ml.c5.xlarge\" = USD per minute)")
-    return 0
-
-
-def cmd_devices(args) -> int:
-    from qhybrid.devices import available_devices, cuda_available
-
-    avail = available_devices()
-    cuda = cuda_available()
-    if args.json:
-        print(json.dumps({"devices": avail, "cuda": cuda}, indent=2))
-        return 0
-    print("our engine:          " + ", ".join(f"local:qhybrid/{n}" for n in avail["qhybrid"]))
-    print("PennyLane devices:   " + ", ".join(f"local:pennylane/{n}" for n in avail["pennylane"]))
-    print(f"CUDA available:      {'yes' if cuda else 'no'}")
-    return 0
-
-
-# -- wiring ----------------------------------------------------------------------------------------
-def _add_json(p) -> None:
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-
-
-def _add_allow_pickle(p) -> None:
-    p.add_argument("--allow-pickle", action="store_true",
-                   help="load a pickled result (dataFormat pickled_v4): this runs code from the file, "
-                   "so only for results you trust")
-
-
-def register(subparsers) -> None:
-    """Add ``run``, ``jobs``, ``instances`` and ``devices`` to the ``qhybrid`` command."""
-    run = subparsers.add_parser("run", help="submit a job script and wait for it",
-                                description="Submit SOURCE (a .py file or package folder) as a job.")
-    run.add_argument("source", metavar="SOURCE", help="job script (.py) or package folder")
-    run.add_argument("--entry-point", help="pkg.module or pkg.module:function (default: SOURCE's name)")
-    run.add_argument("--device", default=DEFAULT_DEVICE, help=f"device string (default {DEFAULT_DEVICE})")
-    run.add_argument("--hp", action="append", metavar="KEY=VALUE", help="hyperparameter (repeatable)")
-    run.add_argument("--input", action="append", metavar="CHANNEL=PATH", help="input channel (repeatable)")
-    run.add_argument("--instance", default="ml.m5.large", metavar="TYPE", help="instance type (default ml.m5.large)")
-    run.add_argument("--instance-count", type=int, default=1, metavar="N", help="instances (default 1)")
-    run.add_argument("--name", help="job name (default generated)")
-    run.add_argument("--checkpoints-from", metavar="JOB", help="copy checkpoints in from this earlier job")
-    run.add_argument("--max-runtime", type=float, metavar="S", help="stop the job after S seconds")
-    run.add_argument("--max-cost", type=float, metavar="USD", help="stop the job when its cost reaches USD")
-    run.add_argument("--data-parallel", action="store_true", help="distribution='data_parallel'")
-    run.add_argument("--processes-per-instance", type=int, metavar="K",
-                     help="data-parallel processes per instance (implies --data-parallel)")
-    run.add_argument("--backend", default="local", help="where processes run: local (default) or ray")
-    run.add_argument("--address", default=None, metavar="ADDR",
-                     help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
-                     "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
-                     "else a local cluster on 127.0.0.1")
-    run.add_argument("--no-wait", action="store_true", help="print the job name and return at once")
-    _add_allow_pickle(run)
-    _add_json(run)
-    run.set_defaults(func=cmd_run)
-
-    jobs = subparsers.add_parser("jobs", help="list and inspect jobs", description="List and inspect jobs.")
-    jsub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
-    jobs.set_defaults(func=lambda a: (jobs.print_help(), 1)[1])
-    p = jsub.add_parser("list", help="list jobs", description="List jobs, oldest first.")
-    p.add_argument("--state", choices=["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"])
-    _add_json(p)
-    p.set_defaults(func=cmd_list)
-    p = jsub.add_parser("show", help="describe a job", description="Describe a job: state, times, cost, failure.")
-    p.add_argument("name")
-    _add_json(p)
-    p.set_defaults(func=cmd_show)
-    p = jsub.add_parser("logs", help="print a job's log", description="Print a job's log.")
-    p.add_argument("name")
-    p.add_argument("-f", "--follow", action="store_true", help="follow until the job ends")
-    p.set_defaults(func=cmd_logs)
-    p = jsub.add_parser("metrics", help="print a job's metrics", description="Print a job's metric columns.")
-    p.add_argument("name")
-    p.add_argument("--plot", metavar="FILE.png", help="also plot the metrics to FILE.png")
-    p.add_argument("--metric-type", choices=["timestamp", "iteration_number"], default="timestamp")
-    p.add_argument("--statistic", choices=["max", "min"], default="max")
-    p.add_argument("--rank", type=int, default=0, help="rank whose metrics to show (default 0)")
-    _add_json(p)
-    p.set_defaults(func=cmd_metrics)
-    p = jsub.add_parser("result", help="print a job's result", description="Wait for a job; print its result.")
-    p.add_argument("name")
-    p.add_argument("--timeout", type=float, help="seconds to wait at most")
-    _add_allow_pickle(p)
-    p.set_defaults(func=cmd_result)
-    p = jsub.add_parser("cancel", help="cancel a job", description="End a job's whole process tree.")
-    p.add_argument("name")
-    p.set_defaults(func=cmd_cancel)
-    p = jsub.add_parser("rm", help="remove finished jobs", description="Remove finished jobs from the store.")
-    p.add_argument("names", nargs="+", metavar="NAME")
-    p.set_defaults(func=cmd_rm)
-    p = jsub.add_parser("repair", help="rebuild the job index from the job folders",
-                        description="Rebuild an unreadable index from the job folders, add jobs missing from it, "
-                        "remove half-made submissions.")
-    _add_json(p)
-    p.set_defaults(func=cmd_repair)
-
-    p = subparsers.add_parser("instances", help="instance types and prices",
-                              description="Instance types: hardware, price per minute, price source.")
-    _add_json(p)
-    p.set_defaults(func=cmd_instances)
-    p = subparsers.add_parser("devices", help="available devices",
-                              description="Our engine, installed PennyLane devices and CUDA availability.")
-    _add_json(p)
-    p.set_defaults(func=cmd_devices)
-
-
-__all__ = ["register", "submit_and_wait", "JobError"]
+__all__ = ["register", "submit_and_wait"]

@@ -1,80 +1,130 @@
-"""``qhybrid qaoa``: QAOA Max-Cut / Max-Clique as a job, with live progress and its cost."""
+"""``qhybrid qaoa``: QAOA Max-Cut / Max-Clique as a job, with live progress, the answer and its cost."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Literal, Optional
 
-from qhybrid.cli.workload import Progress, add_job_options, default_device, default_instance
+import typer
 
+from qhybrid.cli import options
 
-def register(subparsers) -> None:
-    """Add the ``qaoa`` command."""
-    p = subparsers.add_parser(
-        "qaoa", help="optimise QAOA Max-Cut (or Max-Clique) on a random graph as a job",
-        description="Run QAOA on gnm_random_graph(nodes, edges, seed) (or --graph FILE) as a job on "
-                    "the local backend: Adam on the PennyLane QAOA circuit, one progress line per "
-                    "iteration, then the result and what the run would cost on the instance type.")
-    p.add_argument("--nodes", type=int, default=18, help="graph nodes = qubits (default 18)")
-    p.add_argument("--edges", type=int, default=24, help="graph edges (default 24)")
-    p.add_argument("--layers", type=int, default=2, help="QAOA depth p (default 2)")
-    p.add_argument("--iterations", type=int, default=5, help="optimizer steps (default 5)")
-    p.add_argument("--stepsize", type=float, default=0.1, help="Adam step size (default 0.1)")
-    p.add_argument("--seed", type=int, default=1967, help="seed of the graph and the initial parameters")
-    p.add_argument("--problem", choices=("maxcut", "maxclique"), default="maxcut")
-    p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
-    p.add_argument("--dtype", choices=("complex128", "complex64"), default="complex128")
-    p.add_argument("--diff-method", default="adjoint", help="for local:pennylane/* devices (default adjoint)")
-    p.add_argument("--graph", default=None, help="a graph file (node-link JSON or edge list 'i j [w]')")
-    add_job_options(p)
-    p.set_defaults(func=cmd_qaoa)
-
-
-def hyperparameters(args) -> dict[str, str]:
-    """The job's string hyperparameters."""
-    return {"n_nodes": str(args.nodes), "n_edges": str(args.edges), "n_layers": str(args.layers),
-            "seed": str(args.seed), "iterations": str(args.iterations), "stepsize": repr(args.stepsize),
-            "diff_method": args.diff_method, "problem": args.problem, "optimizer": args.optimizer,
-            "dtype": args.dtype}
-
-
-def job_kwargs(args) -> dict:
-    """``Job.create`` keywords for parsed ``qaoa`` arguments.
+def job_kwargs(*, nodes: int = 18, edges: int = 24, layers: int = 2, iterations: Optional[int] = None,
+               max_iterations: int = 300, tolerance: float = 1e-3, starts: int = 4, stepsize: Optional[float] = None,
+               seed: int = 1967, problem: str = "maxcut", optimizer: str = "adam", dtype: str = "complex128",
+               diff_method: str = "adjoint", graph: Optional[str] = None, preset: Optional[str] = None,
+               device: Optional[str] = None, instance: Optional[str] = None, name: Optional[str] = None,
+               backend: str = "local", address: Optional[str] = None) -> dict:
+    """``Job.create`` keywords for the ``qaoa`` command's options (checked before anything is written).
 
     Raises:
-        SpecError, DeviceError: bad values (checked before anything is written).
+        SpecError, DeviceError: bad values, in one line.
     """
-    from qhybrid.devices import parse_device
+    import qhybrid.workloads.qaoa as workload
     from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
-    import qhybrid.workloads.qaoa as workload
 
-    device = str(parse_device(args.device or default_device()))
-    hp = hyperparameters(args)
+    dev = options.device_string(device)
+    hp = {"n_nodes": str(nodes), "n_edges": str(edges), "n_layers": str(layers), "seed": str(seed),
+          "iterations": "auto" if iterations is None else str(iterations), "max_iterations": str(max_iterations),
+          "tolerance": repr(tolerance), "starts": str(starts), "problem": problem, "optimizer": optimizer,
+          "dtype": dtype, "diff_method": diff_method}
+    if preset:
+        hp.update(workload.PRESETS[preset.lower()])
+        if iterations is not None:
+            hp["iterations"] = str(iterations)
+    if stepsize is not None:
+        hp["stepsize"] = repr(stepsize)
     workload.parse_settings(hp)  # fail here, in one line, not inside the job
-    kwargs = {
-        "device": device,
-        "source_module": str(Path(workload.__file__)),
-        "entry_point": "qaoa",
-        "job_name": args.name,
-        "hyperparameters": hp,
-        "backend": args.backend,
-        "address": args.address,
-        "instance_config": InstanceConfig(instanceType=args.instance or default_instance(device)),
-    }
-    if args.graph:
-        if not Path(args.graph).is_file():
-            raise SpecError(f"--graph {args.graph!r}: no such file (node-link JSON or an edge list)")
-        kwargs["input_data"] = {"input-graph": args.graph}
+    kwargs = {"device": dev, "source_module": str(Path(workload.__file__)), "entry_point": "qaoa",
+              "job_name": name, "hyperparameters": hp, "backend": backend, "address": address,
+              "instance_config": InstanceConfig(instanceType=options.instance_for(dev, instance))}
+    if graph:
+        if not Path(graph).is_file():
+            raise SpecError(f"--graph {graph!r}: no such file (node-link JSON or an edge list)")
+        kwargs["input_data"] = {"input-graph": graph}
     return kwargs
 
 
-def progress(iterations: int) -> Progress:
-    """One line per iteration: number, cost, seconds."""
-    return Progress(("iteration_seconds", "Cost", "iteration_number"), lambda s: (
-        f"iteration {int(s['iteration_number']) + 1}/{iterations}  cost {float(s['Cost']):.6f}  "
-        f"{float(s['iteration_seconds']):.3f} s"))
+def progress_spec(hp: dict):
+    """The live display: the energy, the depth of the stage, seconds per iteration."""
+    from qhybrid.cli.workload import ProgressSpec
+
+    total = None if hp["iterations"] == "auto" else int(hp["iterations"])
+    return ProgressSpec(total=total, show={"energy": "energy {:.4f}", "layers": "p={:.0f}",
+                              "iteration_seconds": "{:.3f} s"},
+                        unit="iteration", first=0)
 
 
-def cmd_qaoa(args) -> int:
-    from qhybrid.cli.jobs import submit_and_wait
+def show_result(result: dict) -> None:
+    """The answer in words, then the numbers behind it."""
+    from collections import Counter
 
-    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False, progress=progress(args.iterations))
+    from qhybrid.cli import output
+    from qhybrid.workloads.qaoa import TOP_K
+
+    stages = Counter(result.get("layers", []))
+    its = ", ".join(f"p={p}: {n}" for p, n in sorted(stages.items()))
+    conv = result.get("converged") or []
+    secs = result.get("iteration_seconds") or []
+    out = output.out()
+    out.print(result["summary"], style="bold", markup=False, highlight=False)
+    output.pairs([
+        ("best bitstring", f"{result['best_bitstring']}  (p {result['best_probability']:.4f}, "
+                           f"best of the {TOP_K} likeliest)"),
+        ("energy <C>", f"{result['energy']:.4f}  (optimum {result['optimum']:g})"),
+        ("approximation ratio", f"{result['approximation_ratio']:.3f} expectation, "
+                                f"{result['best_approximation_ratio']:.3f} best bitstring"),
+        ("iterations", f"{result['iterations']} ({its}; "
+                       f"{'converged' if conv and all(conv) else 'iteration cap reached' if conv else 'fixed'})"),
+        ("time", f"{sum(secs):.2f} s optimising" + (f" (first iteration {secs[0]:.2f} s)" if secs else "")),
+    ])
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``qaoa`` command."""
+
+    @app.command("qaoa", no_args_is_help=False)
+    def qaoa(
+        nodes: Annotated[int, typer.Option(help="Graph nodes = qubits.")] = 18,
+        edges: Annotated[int, typer.Option(help="Graph edges (gnm_random_graph(nodes, edges, seed)).")] = 24,
+        layers: Annotated[int, typer.Option("--layers", "-p", help="QAOA depth p.")] = 2,
+        iterations: Annotated[Optional[int], typer.Option(
+            help="Exactly N iterations at depth p (default: to convergence, layer by layer).")] = None,
+        max_iterations: Annotated[int, typer.Option(help="Iteration cap per depth when running to convergence.")] = 300,
+        tolerance: Annotated[float, typer.Option(
+            help="Converged when the energy improves by less than this over 10 iterations.")] = 1e-3,
+        starts: Annotated[int, typer.Option(help="Parameter sets optimised together (batched); the best is kept.")] = 4,
+        stepsize: Annotated[Optional[float], typer.Option(help="Adam step size (default 0.05; 0.1 in seed-timing).")] = None,
+        seed: options.Seed = 1967,
+        problem: Annotated[Literal["maxcut", "maxclique"], typer.Option(
+            case_sensitive=False, help="Max-Cut or (unconstrained) Max-Clique.")] = "maxcut",
+        optimizer: Annotated[Literal["adam", "sgd"], typer.Option(case_sensitive=False, help="Optimizer.")] = "adam",
+        dtype: options.Dtype = "complex128",
+        diff_method: Annotated[str, typer.Option(help="Gradient method on local:pennylane/* devices.")] = "adjoint",
+        graph: Annotated[Optional[str], typer.Option(
+            metavar="FILE", help="A graph file (node-link JSON, or an edge list 'i j [w]') instead of gnm.")] = None,
+        preset: Annotated[Optional[Literal["seed-timing"]], typer.Option(
+            case_sensitive=False, help="seed-timing: the seed's timing study (5 Adam steps from its start).")] = None,
+        device: options.Device = None,
+        instance: options.Instance = None,
+        name: options.Name = None,
+        backend: options.Backend = "local",
+        address: options.Address = None,
+        json_: options.Json = False,
+        quiet: options.Quiet = False,
+    ) -> None:
+        """Solve Max-Cut (or Max-Clique) with QAOA on a random graph, as a job.
+
+        Runs to convergence by default: depth 1 from the best of a grid, then each depth from the
+        INTERP extension of the last (and a linear ramp), several starts at once, the best kept.
+        Ends with the cut found against the exact optimum, and what the run costs.
+        """
+        from qhybrid.cli.workload import exit_with, submit_and_wait
+
+        kwargs = job_kwargs(nodes=nodes, edges=edges, layers=layers, iterations=iterations,
+                            max_iterations=max_iterations, tolerance=tolerance, starts=starts, stepsize=stepsize,
+                            seed=seed, problem=problem, optimizer=optimizer, dtype=dtype, diff_method=diff_method,
+                            graph=graph, preset=preset, device=device, instance=instance, name=name,
+                            backend=backend, address=address)
+        exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(kwargs["hyperparameters"]),
+                                  show=show_result, quiet=quiet))

@@ -1,88 +1,109 @@
-"""``qhybrid qml``: train the DressedQNN on Sonar as a job, optionally data parallel."""
+"""``qhybrid qml``: train the DressedQNN on Sonar as a job (optionally data parallel), with
+held-out accuracy at the end."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
-from qhybrid.cli.workload import Progress, add_job_options, default_device, default_instance
-from qhybrid.errors import SpecError
+import typer
 
-
-def register(subparsers) -> None:
-    """Add the ``qml`` command."""
-    p = subparsers.add_parser(
-        "qml", help="train the DressedQNN Sonar classifier as a job",
-        description="Train the DressedQNN (circuit-centric quantum classifier) on the Sonar data "
-                    "as a job; --data-parallel splits each batch across processes.")
-    p.add_argument("--wires", type=int, default=10, help="qubits, 2 or at least 4 (default 10)")
-    p.add_argument("--data", type=int, default=208, help="samples drawn from the 208 (default 208)")
-    p.add_argument("--batch-size", type=int, default=16, help="global batch size (default 16)")
-    p.add_argument("--epochs", type=int, default=5, help="epochs (default 5)")
-    p.add_argument("--lr", type=float, default=0.05, help="Adam learning rate (default 0.05)")
-    p.add_argument("--gamma", type=float, default=0.9, help="StepLR factor per epoch (default 0.9)")
-    p.add_argument("--seed", type=int, default=1967, help="seed for data, weights and shuffling")
-    p.add_argument("--dtype", choices=("complex128", "complex64"), default="complex128")
-    p.add_argument("--input", default=None, help="a Sonar CSV (sonar.all-data); default the bundled copy")
-    p.add_argument("--instance-count", type=int, default=1)
-    p.add_argument("--data-parallel", action="store_true", help="distribution='data_parallel'")
-    p.add_argument("--processes-per-instance", type=int, default=None,
-                   help="data-parallel processes per instance (implies --data-parallel)")
-    add_job_options(p)
-    p.set_defaults(func=cmd_qml)
+from qhybrid.cli import options
 
 
-def job_kwargs(args) -> dict:
-    """``Job.create`` keywords for parsed ``qml`` arguments.
+def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs: int = 10, lr: float = 0.05,
+               gamma: float = 0.9, val_fraction: float = 0.25, seed: int = 1967, dtype: str = "complex128",
+               input_: Optional[str] = None, instance_count: int = 1, data_parallel: bool = False,
+               processes_per_instance: Optional[int] = None, device: Optional[str] = None,
+               instance: Optional[str] = None, name: Optional[str] = None, backend: str = "local",
+               address: Optional[str] = None) -> dict:
+    """``Job.create`` keywords for the ``qml`` command's options (checked before anything is written).
 
     Raises:
-        SpecError, DeviceError: a bad combination (checked before anything is written).
+        SpecError, DeviceError: a bad value or combination, in one line.
     """
-    from qhybrid.devices import parse_device
+    import qhybrid.workloads.qml as workload
+    from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
 
-    device = str(parse_device(args.device or default_device()))
-    instance = args.instance or default_instance(device)
-    parallel = args.data_parallel or args.processes_per_instance is not None
-    if args.instance_count > 1 and not parallel:
-        raise SpecError(f"--instance-count {args.instance_count} needs --data-parallel "
+    dev = options.device_string(device)
+    parallel = data_parallel or processes_per_instance is not None
+    if instance_count > 1 and not parallel:
+        raise SpecError(f"--instance-count {instance_count} needs --data-parallel "
                         "(without it only one process would train)")
-    import qhybrid.workloads.qml as workload
-
-    workload.parse_settings(hyperparameters(args))  # fail here, in one line, not in the job
-    kwargs = {
-        "device": device,
-        "source_module": str(Path(workload.__file__)),
-        "entry_point": "qml",
-        "job_name": args.name,
-        "hyperparameters": hyperparameters(args),
-        "instance_config": InstanceConfig(instanceType=instance, instanceCount=args.instance_count),
-        "backend": args.backend,
-        "address": args.address,
-    }
-    if args.input:
-        kwargs["input_data"] = {"input-data": args.input}
+    hp = {"nwires": str(wires), "ndata": str(data), "batch_size": str(batch_size), "epochs": str(epochs),
+          "lr": repr(lr), "gamma": repr(gamma), "val_fraction": repr(val_fraction), "seed": str(seed), "dtype": dtype}
+    workload.parse_settings(hp)  # fail here, in one line, not in the job
+    kwargs = {"device": dev, "source_module": str(Path(workload.__file__)), "entry_point": "qml",
+              "job_name": name, "hyperparameters": hp, "backend": backend, "address": address,
+              "instance_config": InstanceConfig(instanceType=options.instance_for(dev, instance),
+                                                instanceCount=instance_count)}
+    if input_:
+        kwargs["input_data"] = {"input-data": input_}
     if parallel:
         kwargs["distribution"] = "data_parallel"
-        kwargs["processes_per_instance"] = args.processes_per_instance
+        kwargs["processes_per_instance"] = processes_per_instance
     return kwargs
 
 
-def hyperparameters(args) -> dict[str, str]:
-    """The job's string hyperparameters."""
-    return {"nwires": str(args.wires), "ndata": str(args.data), "batch_size": str(args.batch_size),
-            "epochs": str(args.epochs), "lr": repr(args.lr), "gamma": repr(args.gamma),
-            "seed": str(args.seed), "dtype": args.dtype}
+def progress_spec(epochs: int):
+    """The live display: training loss, training and validation accuracy, seconds per epoch."""
+    from qhybrid.cli.workload import ProgressSpec
+
+    return ProgressSpec(total=epochs, unit="epoch", first=1,
+                        show={"Loss": "loss {:.4f}", "train_accuracy": "train {:.3f}",
+                              "val_accuracy": "val {:.3f}", "epoch_seconds": "{:.2f} s"})
 
 
-def progress(epochs: int) -> Progress:
-    """One line per epoch: number, loss, accuracy, seconds (rank 0's metrics)."""
-    return Progress(("epoch_seconds", "iteration_number"), lambda s: (
-        f"epoch {s['iteration_number']}/{epochs}  loss {float(s.get('Loss', 'nan')):.5f}  "
-        f"accuracy {float(s.get('Accuracy', 'nan')):.3f}  {float(s['epoch_seconds']):.2f} s"))
+def show_result(result: dict) -> None:
+    """The held-out accuracy in words, then the numbers behind it."""
+    from qhybrid.cli import output
+
+    output.out().print(result["summary"], style="bold", markup=False, highlight=False)
+    secs = result.get("epoch_seconds") or []
+    output.pairs([
+        ("train accuracy", f"{result['train_accuracy']:.3f} (loss {result['loss']:.4f})"),
+        ("validation", f"accuracy {output.fmt(result['val_accuracy'], 3)}, loss {output.fmt(result['val_loss'], 4)}"),
+        ("epochs", f"{result['epochs']} of {result['n_train']} samples, batch {result['batch_size']}, "
+                   f"{result['world_size']} process(es)"),
+        ("time", f"{sum(secs):.2f} s training" + (f" (first epoch {secs[0]:.2f} s)" if secs else "")),
+    ])
 
 
-def cmd_qml(args) -> int:
-    """Submit, follow, print; with ``--json`` the result dictionary is the last stdout line."""
-    from qhybrid.cli.jobs import submit_and_wait
+def register(app: typer.Typer) -> None:
+    """Add the ``qml`` command."""
 
-    return submit_and_wait(job_kwargs(args), json_output="result" if args.json else False,
-                           progress=progress(args.epochs))
+    @app.command("qml")
+    def qml(
+        wires: Annotated[int, typer.Option(help="Qubits: 2, or at least 4.")] = 10,
+        data: Annotated[int, typer.Option(help="Samples drawn from Sonar's 208.")] = 208,
+        batch_size: Annotated[int, typer.Option(help="Global batch size.")] = 16,
+        epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
+        lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 0.05,
+        gamma: Annotated[float, typer.Option(help="StepLR factor per epoch.")] = 0.9,
+        val_fraction: Annotated[float, typer.Option(help="Share held out (stratified, seeded) for validation.")] = 0.25,
+        seed: options.Seed = 1967,
+        dtype: options.Dtype = "complex128",
+        input_: Annotated[Optional[str], typer.Option(
+            "--input", metavar="CSV", help="A Sonar CSV (sonar.all-data); default the bundled copy.")] = None,
+        instance_count: Annotated[int, typer.Option(help="Instances (needs --data-parallel above 1).")] = 1,
+        data_parallel: Annotated[bool, typer.Option(help="Split each batch across processes (DDP).")] = False,
+        processes_per_instance: Annotated[Optional[int], typer.Option(
+            help="Data-parallel processes per instance (implies --data-parallel).")] = None,
+        device: options.Device = None,
+        instance: options.Instance = None,
+        name: options.Name = None,
+        backend: options.Backend = "local",
+        address: options.Address = None,
+        json_: options.Json = False,
+        quiet: options.Quiet = False,
+    ) -> None:
+        """Train the DressedQNN Sonar classifier as a job; report held-out accuracy."""
+        from qhybrid.cli.workload import exit_with, submit_and_wait
+
+        kwargs = job_kwargs(wires=wires, data=data, batch_size=batch_size, epochs=epochs, lr=lr, gamma=gamma,
+                            val_fraction=val_fraction, seed=seed, dtype=dtype, input_=input_,
+                            instance_count=instance_count, data_parallel=data_parallel,
+                            processes_per_instance=processes_per_instance, device=device, instance=instance,
+                            name=name, backend=backend, address=address)
+        exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(epochs), show=show_result,
+                                  quiet=quiet))

@@ -1,63 +1,245 @@
-"""What the workload commands (``qhybrid qaoa``, ``qhybrid qml``) share: defaults, job options,
-and the progress line made from the job's metric lines."""
+"""What the commands that submit a job share (``run``, ``qaoa``, ``qml``): ``submit_and_wait``, the
+live progress made from the job's metric lines, the result and cost at the end."""
 from __future__ import annotations
 
 import re
 import sys
+import time
+from dataclasses import dataclass, field
 
-CPU_INSTANCE = "ml.m5.2xlarge"
-GPU_INSTANCE = "ml.p3.2xlarge"
+from qhybrid.cli import output
+
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
+COMPILE_AFTER_S = 1.0  # no first iteration after this long: say the kernels are compiling
+TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 
 
-def default_device() -> str:
-    """``qhybrid.gpu`` when CUDA is present, else ``qhybrid.cpu``."""
-    from qhybrid.devices import cuda_available
+@dataclass(frozen=True)
+class ProgressSpec:
+    """What the progress display shows of a job's metric lines.
 
-    return "local:qhybrid/qhybrid.gpu" if cuda_available() else "local:qhybrid/qhybrid.cpu"
+    Attributes:
+        total: iterations expected (None: unknown, e.g. QAOA run to convergence).
+        show: metric names shown live, in order, with a format each (``{"energy": "energy {:.4f}"}``).
+        unit: ``iteration`` or ``epoch``.
+        first: the ``iteration_number`` of the first iteration (0 for QAOA, 1 for epochs).
+    """
 
-
-def default_instance(device: str) -> str:
-    """The seed's instance types, whose prices are known: a GPU one for GPU devices."""
-    from qhybrid.devices import needs_gpu
-
-    return GPU_INSTANCE if needs_gpu(device) else CPU_INSTANCE
-
-
-def add_job_options(parser) -> None:
-    """Add --device, --instance, --name, --backend, --address and --json."""
-    parser.add_argument("--device", default=None,
-                        help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA) or local:pennylane/<name>")
-    parser.add_argument("--instance", default=None,
-                        help=f"instance type (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices)")
-    parser.add_argument("--name", default=None, help="job name (default generated)")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local",
-                        help="where the job's processes run: local (default) or ray")
-    parser.add_argument("--address", default=None, metavar="ADDR",
-                        help="with --backend ray: the Ray cluster, HOST:PORT of its head (ray start --head), "
-                        "'auto' or ray://HOST:10001; default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, "
-                        "else a local cluster on 127.0.0.1")
-    parser.add_argument("--json", action="store_true",
-                        help="print the result dictionary as JSON on the last line of stdout")
+    total: int | None = None
+    show: dict = field(default_factory=dict)
+    unit: str = "iteration"
+    first: int = 0
 
 
-class Progress:
-    """Turns a job's metric lines into one progress line on stderr, ``line(seen)``, each time every
-    key of ``needed`` has been seen since the last one; other ranks' metric lines (tagged
-    ``rank=K;``) are dropped, any other line passes through."""
+class Display:
+    """Turns log lines into progress: a Rich bar with ETA and live metrics on a terminal, else one
+    plain line per iteration on stderr. Other lines pass through; other ranks' metrics are dropped."""
 
-    def __init__(self, needed: tuple[str, ...], line):
-        self.needed = needed
-        self.line = line
-        self.seen: dict[str, str] = {}
+    def __init__(self, name: str, spec: ProgressSpec, *, live: bool | None = None):
+        self.name, self.spec = name, spec
+        console = output.err()
+        self.live = (console.is_terminal or console.is_jupyter) if live is None else live  # Rich renders both
+        self.t0 = time.monotonic()
+        self.running_since: float | None = None
+        self.first_metric: float | None = None
+        self.compile_noted = False
+        self.iteration: int | None = None
+        self.values: dict[str, float] = {}
+        self.bar = self.task = None
+        if self.live:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
 
-    def __call__(self, text: str) -> None:
+            if spec.total:
+                columns = [BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                           TimeRemainingColumn()]
+            else:  # run to convergence: no bar to fill, no ETA to promise
+                columns = [TextColumn(f"{{task.completed:.0f}} {spec.unit}s"), TimeElapsedColumn()]
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), *columns,
+                                TextColumn("{task.fields[metrics]}"), console=output.err(), transient=True,
+                                refresh_per_second=8)
+            self.task = self.bar.add_task("queued", total=spec.total, metrics="")
+            self.bar.start()
+
+    # -- input -----------------------------------------------------------------
+    def line(self, text: str) -> None:
+        """One log line of the job."""
         if "Metrics -" not in text:
-            print(text, file=sys.stderr, flush=True)
+            self._print(text)
             return
         if "rank=" in text:
             return
-        self.seen.update(METRIC.findall(text))
-        if all(k in self.seen for k in self.needed):
-            print(self.line(self.seen), file=sys.stderr, flush=True)
-            self.seen = {}
+        found = dict(METRIC.findall(text))
+        it = found.pop("iteration_number", None)
+        found.pop("timestamp", None)
+        if self.first_metric is None:
+            self.first_metric = time.monotonic()
+            if self.compile_noted:
+                self._print(f"first {self.spec.unit} after {self.first_metric - (self.running_since or self.t0):.1f} s")
+        if it is not None and self.iteration is not None and int(float(it)) != self.iteration:
+            if self.values and not self.spec.show:  # showing whatever is logged: that iteration is complete
+                self._iteration_done()
+            self.values = {}
+        if it is not None:
+            self.iteration = int(float(it))
+        self.values.update({k: float(v) for k, v in found.items()})
+        if self.spec.show and all(k in self.values for k in self.spec.show):
+            self._iteration_done()
+        elif not self.spec.show and it is None:  # metrics without iteration numbers: one line each
+            self._iteration_done()
+
+    def poll(self, state: str) -> None:
+        """The job's state at each look."""
+        now = time.monotonic()
+        if state == "RUNNING" and self.running_since is None:
+            self.running_since = now
+        if (state == "RUNNING" and self.first_metric is None and not self.compile_noted
+                and now - self.running_since > COMPILE_AFTER_S):
+            self.compile_noted = True
+            self._print(self._starting())
+        if self.bar is not None and state not in TERMINAL:
+            desc = state.lower() if self.first_metric is None and not self.compile_noted else "running"
+            if self.first_metric is None and self.compile_noted:
+                desc = self._starting().rstrip(" .")
+            self.bar.update(self.task, description=desc)
+
+    @staticmethod
+    def _starting() -> str:
+        """What the job does before its first iteration: compiling kernels when numba's cache is
+        empty, else loading the engine and the cached kernels."""
+        from qhybrid.jobs.environment import kernel_cache
+
+        if kernel_cache()["files"]:
+            return "loading the engine and its cached kernels ..."
+        return "compiling kernels (first run only) ..."
+
+    def close(self) -> None:
+        """Show the last iteration still pending, stop the live display."""
+        if self.values and not self.spec.show:
+            self._iteration_done()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    # -- output ----------------------------------------------------------------
+    def _metrics_text(self) -> str:
+        if not self.spec.show:
+            return "  ".join(f"{k} {output.fmt(v, 4)}" for k, v in self.values.items())
+        parts = []
+        for key, form in self.spec.show.items():
+            if key in self.values:
+                parts.append(form.format(self.values[key]))
+        return "  ".join(parts)
+
+    def _iteration_done(self) -> None:
+        if self.iteration is None:  # no iteration numbers: a line per metric
+            if self.bar is None:
+                output.note(self._metrics_text())
+            else:
+                self.bar.update(self.task, description="running", metrics=self._metrics_text())
+            self.values = {}
+            return
+        done = self.iteration - self.spec.first + 1
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, description="running", metrics=self._metrics_text())
+        else:
+            total = f"/{self.spec.total}" if self.spec.total else ""
+            output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}")
+        self.values = {}
+
+    def _print(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, markup=False, highlight=False)
+        else:
+            output.note(text)
+
+
+def _cost_line(info: dict, *, sep: str = "; ") -> str:
+    """``cost: $X (billed S s x N TYPE)``, then ``sep`` and what the same run costs elsewhere."""
+    from qhybrid.jobs.instances import format_usd
+
+    text = (f"cost: {format_usd(info['estimated_cost_usd'])} "
+            f"(billed {info['billed_seconds']:g} s x {info['instance_count']} {info['instance_type']})")
+    others = info["cost_on_other_instances_usd"]
+    if others:
+        text += sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
+    return text
+
+
+def json_document(job, info: dict, result) -> dict:
+    """The ``--json`` document of a submitted job: name, state, result, bill, cost, failure."""
+    return {"job": job.name, "state": info["state"], "result": result, "billed_seconds": info["billed_seconds"],
+            "instance_type": info["instance_type"], "instance_count": info["instance_count"],
+            "cost_usd": info["estimated_cost_usd"], "cost_on_other_instances_usd": info["cost_on_other_instances_usd"],
+            "failure_reason": info["failure_reason"]}
+
+
+def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: ProgressSpec | None = None,
+                    show=None, wait: bool = True, quiet: bool = False, allow_pickle: bool = False) -> int:
+    """Submit a job, show its progress while waiting, print its result and cost; return an exit status.
+
+    Args:
+        job_kwargs: keyword arguments of ``Job.create``.
+        json_output: print one JSON document on stdout (``json_document``) instead of text.
+        progress: what the live display shows (default: the job's log lines on stderr).
+        show: ``show(result) -> None`` prints a completed job's result as text (default: JSON).
+        wait: False to return right after submitting (prints the job name).
+        quiet: no progress display, no log lines.
+        allow_pickle: load a pickled results.json (runs code from the file); refused otherwise.
+
+    Returns:
+        0 when the job COMPLETED (or was submitted with ``wait=False``), else 1.
+
+    Raises:
+        SpecError, InstanceError, DeviceError: bad input (the CLI prints them in one line).
+    """
+    from qhybrid.jobs import Job
+
+    job = Job.create(**job_kwargs)
+    if not wait:
+        if json_output:
+            output.print_json({"job": job.name, "state": job.state()})
+        else:
+            print(job.name)
+        return 0
+    if not quiet:
+        output.note(f"qhybrid: submitted {job.name}")
+    display = None if quiet else Display(job.name, progress or ProgressSpec(show={}))
+    try:
+        if display is None:
+            job.wait()
+        else:
+            job.wait(stream=display.line, on_poll=display.poll)
+    except KeyboardInterrupt:
+        if display:
+            display.close()
+        output.note(f"qhybrid: stopped waiting; {job.name} keeps running "
+                    f"(follow: qhybrid jobs logs -f {job.name}; stop: qhybrid jobs cancel {job.name})")
+        return 130
+    finally:
+        if display:
+            display.close()
+    info = job.describe()
+    result = job.result(allow_pickle=allow_pickle) if info["state"] == "COMPLETED" else None
+    if json_output:
+        output.print_json(json_document(job, info, result))
+    elif result is not None:
+        (show or output.print_json)(result)
+        output.note(_cost_line(info, sep="\n      "))
+    if info["state"] != "COMPLETED":
+        output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
+        if info["traceback_tail"] and not json_output:
+            output.note(info["traceback_tail"])
+        return 1
+    return 0
+
+
+def exit_with(status: int) -> None:
+    """End a command with ``status`` (Typer's way)."""
+    import typer
+
+    if status:
+        raise typer.Exit(status)
+
+
+__all__ = ["ProgressSpec", "Display", "submit_and_wait", "json_document", "exit_with"]

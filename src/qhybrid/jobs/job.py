@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from qhybrid.errors import JobError, PersistedDataError, QhybridError, SpecError
-from qhybrid.jobs import contract, instances, metrics, procs, store
+from qhybrid.jobs import contract, environment, instances, metrics, procs, store
 from qhybrid.jobs.channels import COPY_IGNORE
 from qhybrid.jobs.liveness import SUPERVISORS as _SUPERVISORS
 from qhybrid.jobs.liveness import bill_to_heartbeat, check_alive, end_recorded
@@ -65,6 +65,11 @@ class Job:
 
     def __repr__(self) -> str:
         return f"Job(name={self.name!r})"
+
+    def _repr_html_(self) -> str:
+        from qhybrid.jobs.display import job_html
+
+        return job_html(self)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Job) and other.name == self.name
@@ -140,6 +145,7 @@ class Job:
             check_submission(spec)  # ClusterError now (unreachable, can never fit), before anything is written
         spec = cls._reserve(spec, generated=job_name is None)
         job = cls(spec.name)
+        environment.record(job.folder, source=source_module)
         if in_process:
             from qhybrid.jobs.backends import inprocess
             from qhybrid.jobs.supervisor import Supervisor

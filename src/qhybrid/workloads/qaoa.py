@@ -1,27 +1,34 @@
-"""Job script: QAOA Max-Cut (or Max-Clique) on a graph, optimised with Adam.
+"""Job script: QAOA Max-Cut (or Max-Clique) on a graph, optimised until it has an answer.
 
-Hyperparameters (strings): ``n_nodes``, ``n_edges``, ``n_layers``, ``seed``,
-``iterations``, ``stepsize``, ``diff_method`` (PennyLane devices only; the fast
-path is always adjoint), ``problem`` (``maxcut`` | ``maxclique``),
-``optimizer`` (``adam`` | ``sgd``), ``dtype`` (``complex128`` | ``complex64``).
-The graph comes from the input channel ``input-graph`` (a node-link JSON file
-or an edge list ``i j [weight]`` per line) when given, else
-``networkx.gnm_random_graph(n_nodes, n_edges, seed=seed)``.
+Hyperparameters (strings, defaults in ``DEFAULTS``): ``n_nodes``, ``n_edges``, ``n_layers`` (p),
+``seed``, ``iterations`` (``auto``: to convergence; a number N: exactly N iterations at depth p),
+``max_iterations`` (cap per stage), ``tolerance`` and ``window`` (a stage has converged when the
+best energy improved by less than ``tolerance`` over ``window`` iterations), ``starts`` (parameter
+sets optimised together, best kept), ``init`` (``interp``: p = 1 grid, linear ramp and INTERP
+warm starts layer by layer; ``seed``: the seed's ``0.01 * uniform`` start), ``stepsize``,
+``optimizer`` (``adam`` | ``sgd``), ``diff_method`` (PennyLane devices only; the fast path is
+always adjoint), ``problem`` (``maxcut`` | ``maxclique``), ``dtype`` (``complex128`` | ``complex64``).
+``PRESETS["seed-timing"]`` is the seed's timing study: 5 Adam steps of 0.1 from its start.
+How the angles are found: ``qaoa_optimize``.
+
+The graph comes from the input channel ``input-graph`` (a node-link JSON file or an edge list
+``i j [weight]`` per line) when given, else ``networkx.gnm_random_graph(n_nodes, n_edges, seed)``.
 
 Device (``AMZN_BRAKET_DEVICE_ARN``): ``local:qhybrid/qhybrid.cpu|gpu`` runs
-:class:`qhybrid.qaoa.QAOA`; ``local:pennylane/<name>`` the same circuit as a
-PennyLane QNode (``qml.qaoa`` cost and mixer layers, ``expval(cost_h)``). Both
-start from the same seeded parameters and use the same optimizer code, so
-their cost trajectories agree to rounding.
+:class:`qhybrid.qaoa.QAOA`; ``local:pennylane/<name>`` the same circuit as a PennyLane QNode
+(``qml.qaoa`` cost and mixer layers, ``expval(cost_h)``). Both use the same optimizer code, so
+their energy trajectories agree to rounding.
 
-Each iteration logs ``Cost`` (the energy at the parameters before the step)
-and ``iteration_seconds``, and writes a checkpoint; a job started with an
-earlier job's checkpoints resumes where it stopped. Runs standalone too:
-``python -m qhybrid.workloads.qaoa``.
+Each iteration logs ``energy`` (the best energy of the batch at the parameters before the step),
+``layers`` (the stage's depth) and ``iteration_seconds``, and writes a checkpoint; a job started
+with an earlier job's checkpoints (or a standalone run finding ``./qhybrid-local``) resumes where
+it stopped and says so. The result reports the answer in words (``summary``: ``cut 21 of 24 edges
+— optimum 21 (found)``). Runs standalone too: ``python -m qhybrid.workloads.qaoa``.
 """
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 # Idle OpenMP threads sleep instead of spinning. numba's and torch's parallel regions are short
@@ -34,15 +41,20 @@ from pathlib import Path
 import numpy as np
 
 from qhybrid.errors import DeviceError, SpecError
+from qhybrid.workloads import qaoa_optimize as opt
 
 CHECKPOINT_SUFFIX = "qaoa"
 PROBLEMS = ("maxcut", "maxclique")
 OPTIMIZERS = ("adam", "sgd")
+INITS = ("interp", "seed")
 DIFF_METHODS = ("adjoint", "best", "parameter-shift", "backprop", "finite-diff")
 DTYPES = ("complex128", "complex64")
-DEFAULTS = {"n_nodes": "18", "n_edges": "24", "n_layers": "2", "seed": "1967", "iterations": "5",
-            "stepsize": "0.1", "diff_method": "adjoint", "problem": "maxcut", "optimizer": "adam",
-            "dtype": "complex128"}
+TOP_K = 64  # the most likely bitstrings among which the best is reported
+DEFAULTS = {"n_nodes": "18", "n_edges": "24", "n_layers": "2", "seed": "1967", "iterations": "auto",
+            "max_iterations": "300", "tolerance": "0.001", "window": "10", "starts": "4",
+            "init": "interp", "stepsize": "0.05", "diff_method": "adjoint", "problem": "maxcut",
+            "optimizer": "adam", "dtype": "complex128"}
+PRESETS = {"seed-timing": {"iterations": "5", "init": "seed", "starts": "1", "stepsize": "0.1"}}
 
 
 @dataclass(frozen=True)
@@ -53,12 +65,23 @@ class Settings:
     n_edges: int = 24
     n_layers: int = 2
     seed: int = 1967
-    iterations: int = 5
-    stepsize: float = 0.1
+    iterations: int | None = None
+    max_iterations: int = 300
+    tolerance: float = 1e-3
+    window: int = 10
+    starts: int = 4
+    init: str = "interp"
+    stepsize: float = 0.05
     diff_method: str = "adjoint"
     problem: str = "maxcut"
     optimizer: str = "adam"
     dtype: str = "complex128"
+
+    def schedule(self) -> opt.Schedule:
+        """The optimisation these settings ask for."""
+        return opt.Schedule(layers=self.n_layers, iterations=self.iterations, max_iterations=self.max_iterations,
+                            tolerance=self.tolerance, window=self.window, starts=self.starts,
+                            stepsize=self.stepsize, optimizer=self.optimizer, init=self.init, seed=self.seed)
 
 
 def _number(hp: dict, key: str, kind, low, high=None):
@@ -91,9 +114,14 @@ def parse_settings(hp: dict) -> Settings:
         raise SpecError(f"unknown hyperparameter {unknown[0]!r}; valid: {', '.join(DEFAULTS)}")
     n = _number(hp, "n_nodes", int, 1, 34)
     m = _number(hp, "n_edges", int, 0, n * (n - 1) // 2)
+    auto = str(hp.get("iterations", DEFAULTS["iterations"])).strip().lower() == "auto"
     return Settings(
         n_nodes=n, n_edges=m, n_layers=_number(hp, "n_layers", int, 1, 1000),
-        seed=_number(hp, "seed", int, 0, 2**32 - 1), iterations=_number(hp, "iterations", int, 0, 10**7),
+        seed=_number(hp, "seed", int, 0, 2**32 - 1),
+        iterations=None if auto else _number(hp, "iterations", int, 0, 10**7),
+        max_iterations=_number(hp, "max_iterations", int, 1, 10**7),
+        tolerance=_number(hp, "tolerance", float, 0.0), window=_number(hp, "window", int, 1, 10**6),
+        starts=_number(hp, "starts", int, 1, 1024), init=_choice(hp, "init", INITS),
         stepsize=_number(hp, "stepsize", float, 0.0), diff_method=_choice(hp, "diff_method", DIFF_METHODS),
         problem=_choice(hp, "problem", PROBLEMS), optimizer=_choice(hp, "optimizer", OPTIMIZERS),
         dtype=_choice(hp, "dtype", DTYPES),
@@ -146,24 +174,7 @@ def load_graph(settings: Settings, folder: Path | None):
     return nx.gnm_random_graph(settings.n_nodes, settings.n_edges, seed=settings.seed)
 
 
-# -- the optimizer (shared by both paths) ------------------------------------------------
-def initial_params(settings: Settings) -> np.ndarray:
-    """Seeded start: ``0.01 * uniform(size=(2, p))`` as in the Braket QAOA example."""
-    return 0.01 * np.random.default_rng(settings.seed).uniform(size=(2, settings.n_layers))
-
-
-def optimizer_step(kind: str, params, grad, state: dict, stepsize: float, *, beta1=0.9, beta2=0.999, eps=1e-8):
-    """One update ``(new_params, new_state)``; Adam as in ``qml.AdamOptimizer``."""
-    if kind == "sgd":
-        return params - stepsize * grad, state
-    t = state.get("t", 0) + 1
-    m = beta1 * np.asarray(state.get("m", np.zeros_like(params))) + (1 - beta1) * grad
-    v = beta2 * np.asarray(state.get("v", np.zeros_like(params))) + (1 - beta2) * grad * grad
-    lr = stepsize * np.sqrt(1 - beta2**t) / (1 - beta1**t)
-    return params - lr * m / (np.sqrt(v) + eps), {"t": t, "m": m, "v": v}
-
-
-# -- the two simulators -----------------------------------------------------------------
+# -- the two simulators (both take a batch (B, 2, p) of parameter sets) ----------------------
 class _Fast:
     """qhybrid's fast QAOA path."""
 
@@ -177,6 +188,7 @@ class _Fast:
                               "use local:qhybrid/qhybrid.cpu")
         dev = "cuda" if device_name == "qhybrid.gpu" else "cpu"
         self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=dev)
+        self.diagonal = self.q.diagonal
 
     def energy_and_grad(self, params):
         return self.q.energy_and_grad(params)
@@ -189,13 +201,14 @@ class _Fast:
 
 
 class _PennyLane:
-    """The same circuit as a QNode on a PennyLane device."""
+    """The same circuit as a QNode on a PennyLane device (one parameter set per call)."""
 
     def __init__(self, graph, settings: Settings, device_string: str):
         import pennylane as qml
 
         from qhybrid.devices import pennylane_device
         from qhybrid.qaoa.pennylane import ansatz, hamiltonians
+        from qhybrid.qaoa.problem import cost_diagonal
 
         n = graph.number_of_nodes()
         self.cost_h, mixer_h = hamiltonians(graph, settings.problem)
@@ -216,16 +229,27 @@ class _PennyLane:
         self.energy_qnode = qml.QNode(energy, dev, diff_method=settings.diff_method)
         self.probs_qnode = qml.QNode(probs, dev, diff_method=None)
         self.qml = qml
+        self.diagonal = cost_diagonal(graph, settings.problem)
 
-    def energy_and_grad(self, params):
+    def _one_energy_and_grad(self, params):
         from pennylane import numpy as pnp
 
         grad_fn = self.qml.grad(self.energy_qnode)
         g = grad_fn(pnp.array(params, requires_grad=True))
         return float(grad_fn.forward), np.asarray(g, dtype=np.float64)
 
+    def energy_and_grad(self, params):
+        params = np.asarray(params)
+        if params.ndim == 2:
+            return self._one_energy_and_grad(params)
+        out = [self._one_energy_and_grad(a) for a in params]
+        return np.array([o[0] for o in out]), np.stack([o[1] for o in out])
+
     def energy(self, params):
-        return float(self.energy_qnode(np.asarray(params)))
+        params = np.asarray(params)
+        if params.ndim == 2:
+            return float(self.energy_qnode(params))
+        return np.array([float(self.energy_qnode(a)) for a in params])
 
     def top(self, params, k):
         p = np.asarray(self.probs_qnode(np.asarray(params)))
@@ -263,71 +287,68 @@ def _set_threads() -> None:
         pass
 
 
-def _cost_of(bits: str, graph, problem: str) -> float:
-    """The cost of one bitstring (wire 0 first) from the graph: -cut, or the Max-Clique cost."""
-    z = [int(b) for b in bits]
-    if problem == "maxcut":
-        return -float(sum(d.get("weight", 1.0) for i, j, d in graph.edges(data=True) if z[i] != z[j]))
-    n = len(z)
-    comp = [(i, j) for i in range(n) for j in range(i + 1, n) if not graph.has_edge(i, j)]
-    return sum(3 * (-0.25 + z[i] * z[j]) for i, j in comp) + sum(1 - 2 * b for b in z)
+def _resume(settings: Settings) -> dict | None:
+    """The loop state of a checkpoint to resume from, saying so in one line; None when there is none.
+
+    Raises:
+        SpecError: a checkpoint of another depth, or of the seed's older format.
+    """
+    import qhybrid.jobs as jobs
+
+    saved = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
+    if not saved:
+        return None
+    if "stage" not in saved:
+        raise SpecError(f"the checkpoint in {jobs.checkpoint_dir()} is from an older qhybrid (no 'stage'); "
+                        "delete it to start over")
+    state = opt.from_json(saved)
+    plan = opt.depths(settings.schedule())
+    layers = state["layers"][-1] if state["layers"] else None
+    if layers is not None and layers not in plan:
+        raise SpecError(f"the checkpoint in {jobs.checkpoint_dir()} is at depth {layers}, but n_layers="
+                        f"{settings.n_layers}; delete it to start over")
+    where = "" if os.environ.get("AMZN_BRAKET_CHECKPOINT_DIR") else " (standalone run; delete the folder to start over)"
+    print(f"qhybrid: resuming QAOA from the checkpoint in {jobs.checkpoint_dir()} after iteration "
+          f"{state['iteration']}{where}", file=sys.stderr, flush=True)
+    return state
 
 
 def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     """Optimise, logging metrics and checkpoints through ``qhybrid.jobs``; returns the result dict.
 
-    Result keys: ``params`` (final), ``cost`` (energy at the final params), ``best_bitstring`` /
-    ``best_value`` (the lowest-cost bitstring among the 32 most likely of the final state),
-    ``optimum`` and ``optimal_bitstrings`` (exact, from the cost diagonal), ``approximation_ratio``
-    (Max-Cut: cost / optimum; Max-Clique: (C_max - cost) / (C_max - C_min)), ``iteration_seconds``,
-    ``costs`` (the energy before each step), ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
+    Result keys: ``summary`` (the answer in words), ``energy`` (at the final parameters), ``params``,
+    ``best_bitstring`` (the best among the ``TOP_K`` most likely bitstrings) with ``best_value``
+    (its energy), ``best_cut`` (Max-Cut) or ``best_clique`` (Max-Clique, None when not a clique),
+    ``optimum`` and ``optimal_bitstrings`` (exact, from the cost diagonal), ``found``,
+    ``approximation_ratio`` (the expectation's) and ``best_approximation_ratio`` (the best
+    bitstring's), ``iterations``, ``converged`` (per stage), ``energies`` and ``layers`` (per
+    iteration), ``iteration_seconds``, ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
     """
     import qhybrid.jobs as jobs
-    from qhybrid.qaoa.problem import cost_diagonal
+    from qhybrid.workloads import qaoa_report as report
 
     _set_threads()
     if graph is None:
         graph = load_graph(settings, jobs.input_dir("input-graph"))
     sim = make_simulator(graph, settings, device_string)
-    params, state, start, seconds, costs = initial_params(settings), {}, 0, [], []
-    saved = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
-    if saved:
-        params = np.asarray(saved["params"], dtype=np.float64)
-        state = {k: (np.asarray(v) if k != "t" else int(v)) for k, v in saved.get("optimizer_state", {}).items()}
-        start, seconds, costs = int(saved["iteration"]), list(saved["iteration_seconds"]), list(saved["costs"])
-        if params.shape != (2, settings.n_layers):
-            raise SpecError(f"checkpoint params have shape {params.shape}, but n_layers={settings.n_layers}")
-    for it in range(start, settings.iterations):
-        t0 = time.perf_counter()
-        cost, grad = sim.energy_and_grad(params)
-        params, state = optimizer_step(settings.optimizer, params, grad, state, settings.stepsize)
-        dt = time.perf_counter() - t0
-        seconds.append(dt)
-        costs.append(float(cost))
-        stamp = time.time()  # one timestamp: both metrics land in one row
-        jobs.log_metric("Cost", float(cost), timestamp=stamp, iteration_number=it)
-        jobs.log_metric("iteration_seconds", dt, timestamp=stamp, iteration_number=it)
-        jobs.save_job_checkpoint(
-            {"params": params.tolist(), "iteration": it + 1, "iteration_seconds": seconds, "costs": costs,
-             "optimizer_state": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in state.items()}},
-            checkpoint_file_suffix=CHECKPOINT_SUFFIX,
-        )
+
+    def on_step(state: dict) -> None:
+        stamp, it = time.time(), state["iteration"] - 1  # one timestamp: the metrics land in one row
+        jobs.log_metric("energy", state["energies"][-1], timestamp=stamp, iteration_number=it)
+        jobs.log_metric("layers", state["layers"][-1], timestamp=stamp, iteration_number=it)
+        jobs.log_metric("iteration_seconds", state["iteration_seconds"][-1], timestamp=stamp, iteration_number=it)
+        jobs.save_job_checkpoint(opt.to_json(state), checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+
+    state = opt.optimize(settings.schedule(), sim.energy, sim.energy_and_grad, state=_resume(settings),
+                         on_step=on_step)
+    params = state["best_params"]
     final = float(sim.energy(params))
-    top = sim.top(params, 32)
-    best_bits = min(top, key=lambda bp: (_cost_of(bp[0], graph, settings.problem), -bp[1]))[0]
-    diag = sim.q.diagonal if isinstance(sim, _Fast) else cost_diagonal(graph, settings.problem)
-    optimum, optimal = diag.optimum(max_bitstrings=8)
-    if settings.problem == "maxcut":
-        ratio = final / optimum if optimum else 1.0
-    else:
-        span = diag.maximum - diag.minimum
-        ratio = (diag.maximum - final) / span if span else 1.0
+    answer = report.answer(graph, settings.problem, sim.diagonal, final, sim.top(params, TOP_K))
     return {
-        "params": params.tolist(), "cost": final, "best_bitstring": best_bits,
-        "best_value": _cost_of(best_bits, graph, settings.problem), "optimum": optimum,
-        "optimal_bitstrings": optimal, "approximation_ratio": ratio, "iteration_seconds": seconds,
-        "costs": costs, "device": device_string, "n_qubits": graph.number_of_nodes(),
-        "n_edges": graph.number_of_edges(), "problem": settings.problem, "n_layers": settings.n_layers,
+        **answer, "params": params.tolist(), "iterations": state["iteration"], "converged": state["converged"],
+        "energies": state["energies"], "layers": state["layers"], "iteration_seconds": state["iteration_seconds"],
+        "device": device_string, "n_qubits": graph.number_of_nodes(), "n_edges": graph.number_of_edges(),
+        "problem": settings.problem, "n_layers": settings.n_layers,
     }
 
 
@@ -338,6 +359,8 @@ def main() -> dict:
     settings = parse_settings(jobs.hyperparameters())
     result = run(settings, device_string=jobs.device())
     jobs.save_job_result(result)
+    if not os.environ.get("AMZN_BRAKET_JOB_RESULTS_DIR"):
+        print(result["summary"], flush=True)
     return result
 
 

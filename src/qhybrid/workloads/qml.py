@@ -2,7 +2,8 @@
 
 Hyperparameters (strings): ``nwires``, ``ndata``, ``batch_size`` (the global
 batch), ``epochs``, ``lr``, ``gamma`` (StepLR factor per epoch), ``seed``,
-``dtype`` (``complex128`` or ``complex64``), and ``fail_rank`` (fault
+``dtype`` (``complex128`` or ``complex64``), ``val_fraction`` (the share of the ``ndata``
+samples held out for validation, default 0.25), and ``fail_rank`` (fault
 injection for testing the runtime: that rank raises after its first epoch).
 Device: ``local:qhybrid/qhybrid.cpu|gpu`` trains the :class:`QuantumLayer`;
 ``local:pennylane/<name>`` the same model on PennyLane's ``TorchLayer``
@@ -18,14 +19,20 @@ of the ranks' mean-loss gradients is the global batch's mean gradient, and the
 run follows the single-process trajectory to rounding. Rank 0 alone logs,
 checkpoints and writes results; loss and accuracy are all-reduced first.
 
+Validation: a seeded, stratified split (``split``) holds out ``val_fraction`` of the
+samples, in each class's proportion; the rest train. The split does not depend on the
+number of processes, so data-parallel runs follow the single-process run.
+
 Per epoch (``iteration_number`` = epoch): metrics ``Loss`` (mean margin loss
-over the epoch's samples, each taken in its batch's forward pass, before that
-batch's update), ``Accuracy`` (same samples) and ``epoch_seconds``; a
+over the epoch's training samples, each taken in its batch's forward pass, before that
+batch's update), ``train_accuracy`` (same samples), ``val_loss`` and ``val_accuracy``
+(the held-out samples, after the epoch) and ``epoch_seconds``; a
 checkpoint ``<job>_qml.json`` (model, optimizer, scheduler, epoch, history;
 pickled) from which a later run resumes, its own or one copied in with
 ``copy_checkpoints_from_job``. At the end ``results/model.pt`` (the state
-dict) and the result: ``loss``, ``accuracy``, ``losses``, ``epoch_seconds``,
-``world_size``, ``device`` and the sizes.
+dict) and the result: ``accuracy`` (the validation accuracy after the last epoch),
+``train_accuracy``, ``val_loss``, ``loss`` (training), ``losses``, ``val_accuracies``,
+``epoch_seconds``, ``world_size``, ``device``, ``summary`` (in words) and the sizes.
 
 Runs as ``python qml.py`` under the job runtime or standalone.
 """
@@ -44,8 +51,8 @@ from qhybrid.errors import DeviceError, SpecError
 
 CHECKPOINT_SUFFIX = "qml"
 DTYPE_NAMES = ("complex128", "complex64")
-DEFAULTS = {"nwires": "10", "ndata": "208", "batch_size": "16", "epochs": "5", "lr": "0.05",
-            "gamma": "0.9", "seed": "1967", "dtype": "complex128", "fail_rank": "-1"}
+DEFAULTS = {"nwires": "10", "ndata": "208", "batch_size": "16", "epochs": "10", "lr": "0.05",
+            "gamma": "0.9", "seed": "1967", "dtype": "complex128", "val_fraction": "0.25", "fail_rank": "-1"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Settings:
     gamma: float
     seed: int
     dtype: str = "complex128"
+    val_fraction: float = 0.25
     fail_rank: int = -1
 
 
@@ -93,7 +101,8 @@ def parse_settings(hp: dict) -> Settings:
         nwires=_number(hp, "nwires", int, 2, 30), ndata=_number(hp, "ndata", int, 1, 208),
         batch_size=_number(hp, "batch_size", int, 1), epochs=_number(hp, "epochs", int, 1),
         lr=_number(hp, "lr", float, 0.0), gamma=_number(hp, "gamma", float, 0.0, 1.0),
-        seed=_number(hp, "seed", int, 0), dtype=dtype, fail_rank=_number(hp, "fail_rank", int, -1),
+        seed=_number(hp, "seed", int, 0), dtype=dtype,
+        val_fraction=_number(hp, "val_fraction", float, 0.0, 0.9), fail_rank=_number(hp, "fail_rank", int, -1),
     )
     if settings.nwires == 3:
         raise SpecError("hyperparameter nwires=3: the range-3 entangling layer would put control and "
@@ -101,16 +110,44 @@ def parse_settings(hp: dict) -> Settings:
     return settings
 
 
-def check_world(settings: Settings, world_size: int) -> int:
+def split(y, val_fraction: float, *, seed: int):
+    """A seeded, stratified split: ``(train_index, val_index)`` as sorted lists.
+
+    ``round(val_fraction * len(y))`` samples are held out, shared among the classes in proportion
+    to their sizes (largest remainder); within a class they are drawn by a permutation seeded with
+    ``seed``.
+    """
+    import numpy as np
+
+    labels = np.asarray(y)
+    classes = sorted(set(labels.tolist()))
+    n_val = int(round(val_fraction * len(labels)))
+    members = {c: np.flatnonzero(labels == c) for c in classes}
+    exact = {c: n_val * len(members[c]) / len(labels) for c in classes}
+    take = {c: int(exact[c]) for c in classes}
+    for c in sorted(classes, key=lambda c: -(exact[c] - take[c]))[: n_val - sum(take.values())]:
+        take[c] += 1
+    rng = np.random.default_rng(seed)
+    val = sorted(int(i) for c in classes for i in rng.permutation(members[c])[: take[c]])
+    held = set(val)
+    return [i for i in range(len(labels)) if i not in held], val
+
+
+def check_world(settings: Settings, world_size: int, n_train: int | None = None) -> int:
     """The local batch size ``batch_size / world_size``.
 
     Raises:
-        SpecError: when ``batch_size`` or ``ndata`` is not divisible by ``world_size``.
+        SpecError: when ``batch_size`` or the training sample count (``ndata`` less the
+            validation share; ``ndata`` when ``n_train`` is not given) is not divisible by
+            ``world_size``.
     """
-    for key in ("batch_size", "ndata"):
-        value = getattr(settings, key)
+    counts = {"batch_size": settings.batch_size, "ndata": settings.ndata if n_train is None else n_train}
+    for key, value in counts.items():
         if value % world_size:
-            raise SpecError(f"hyperparameter {key}={value} is not divisible by the {world_size} "
+            what = (f"hyperparameter {key}={value}" if key == "batch_size" or n_train is None else
+                    f"the {value} training samples (ndata={settings.ndata} less val_fraction="
+                    f"{settings.val_fraction:g})")
+            raise SpecError(f"{what} is not divisible by the {world_size} "
                             f"data-parallel processes; use a multiple of {world_size}")
     return settings.batch_size // world_size
 
@@ -186,6 +223,29 @@ def _set_threads(device_string: str) -> None:
     torch.set_num_threads(1)
 
 
+def _evaluate(model, X, y, where) -> tuple[float | None, float | None]:
+    """Mean margin loss and accuracy of ``model`` on held-out samples (None, None when there are none)."""
+    import torch
+
+    from qhybrid.qml import accuracy, margin_loss
+
+    if len(y) == 0:
+        return None, None
+    model.eval()
+    with torch.no_grad():
+        scores = model(X.to(where))
+        return float(margin_loss(scores, y.to(where))), accuracy(scores, y.to(where))
+
+
+def _summary(acc, n_val: int, n_train: int, y_val) -> str:
+    """The answer in words: held-out accuracy against the majority class."""
+    if not n_val or acc is None:
+        return f"training accuracy {acc:.3f} on {n_train} samples (nothing held out: val_fraction=0)"
+    majority = max(float((y_val > 0).float().mean()), float((y_val <= 0).float().mean()))
+    return (f"validation accuracy {acc:.3f} on {n_val} held-out samples (majority class {majority:.3f}; "
+            f"trained on {n_train})")
+
+
 def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     """Train; return the result dict (on every rank; rank 0 also saves it)."""
     import torch
@@ -198,9 +258,12 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
 
     info = jobs.distributed()
     world, rank = info["world_size"], info["rank"]
-    local_batch = check_world(settings, world)
     _set_threads(device_string)
     X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
+    train_idx, val_idx = split(y, settings.val_fraction, seed=settings.seed)
+    local_batch = check_world(settings, world, len(train_idx))
+    X_val, y_val = X[val_idx], y[val_idx]
+    X, y = X[train_idx], y[train_idx]
     model, where = build_model(settings, device_string)
     ddp = None
     if world > 1:
@@ -210,17 +273,19 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     net = ddp or model
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=settings.gamma)
-    history = {"loss": [], "accuracy": [], "epoch_seconds": []}
+    history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": [], "epoch_seconds": []}
     start_epoch = 1
     state = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        history = state["history"]
+        history = {**history, **state["history"]}
         start_epoch = state["epoch"] + 1
         if rank == 0:
-            print(f"resuming after epoch {state['epoch']}", flush=True)
+            tail = "" if os.environ.get("AMZN_BRAKET_CHECKPOINT_DIR") else " (standalone run; delete the folder to start over)"
+            print(f"qhybrid: resuming after epoch {state['epoch']} from the checkpoint in {jobs.checkpoint_dir()}{tail}",
+                  flush=True)
     dataset = TensorDataset(X, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
@@ -241,23 +306,31 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
         scheduler.step()
         if world > 1:
             dist.all_reduce(sums)
+        val_loss, val_acc = _evaluate(model, X_val, y_val, where)
         seconds = time.perf_counter() - began
         history["loss"].append(float(sums[0] / sums[2]))
         history["accuracy"].append(float(sums[1] / sums[2]))
+        history["val_loss"].append(val_loss)
+        history["val_accuracy"].append(val_acc)
         history["epoch_seconds"].append(seconds)
         if rank == 0:
-            jobs.log_metric("Loss", history["loss"][-1], iteration_number=epoch)
-            jobs.log_metric("Accuracy", history["accuracy"][-1], iteration_number=epoch)
-            jobs.log_metric("epoch_seconds", seconds, iteration_number=epoch)
+            stamp = time.time()  # one timestamp: the epoch's metrics land in one row
+            for key, value in (("Loss", history["loss"][-1]), ("train_accuracy", history["accuracy"][-1]),
+                               ("val_loss", val_loss), ("val_accuracy", val_acc), ("epoch_seconds", seconds)):
+                jobs.log_metric(key, value, timestamp=stamp, iteration_number=epoch)
             jobs.save_job_checkpoint(
                 {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                  "scheduler": scheduler.state_dict(), "epoch": epoch, "history": history},
                 checkpoint_file_suffix=CHECKPOINT_SUFFIX, data_format="pickled_v4")
         if rank == settings.fail_rank:
             raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
-    result = {"loss": history["loss"][-1] if history["loss"] else None,
-              "accuracy": history["accuracy"][-1] if history["accuracy"] else None,
-              "losses": history["loss"], "epoch_seconds": history["epoch_seconds"],
+    last = (lambda key: history[key][-1] if history.get(key) else None)
+    accuracy_ = last("val_accuracy") if val_idx else last("accuracy")
+    result = {"summary": _summary(accuracy_, len(val_idx), len(train_idx), y_val),
+              "accuracy": accuracy_, "val_accuracy": last("val_accuracy"), "val_loss": last("val_loss"),
+              "train_accuracy": last("accuracy"), "loss": last("loss"),
+              "losses": history["loss"], "val_accuracies": history.get("val_accuracy", []),
+              "epoch_seconds": history["epoch_seconds"], "n_train": len(train_idx), "n_val": len(val_idx),
               "world_size": world, "device": device_string, "nwires": settings.nwires,
               "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs}
     if rank == 0:

@@ -1,0 +1,80 @@
+"""Options shared by several commands, as ``Annotated`` types: a command takes one by declaring a
+parameter, e.g. ``json_: options.Json = False``; a new option is one such line.
+
+Device strings may be bare PennyLane names (``lightning.qubit`` means
+``local:pennylane/lightning.qubit``; ``qhybrid.cpu`` means ``local:qhybrid/qhybrid.cpu``).
+Choices are case-insensitive.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Optional
+
+import typer
+
+CPU_INSTANCE = "ml.m5.2xlarge"
+GPU_INSTANCE = "ml.p3.2xlarge"
+
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of text.")]
+Device = Annotated[Optional[str], typer.Option(
+    "--device", "-d", metavar="DEVICE",
+    help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA), local:pennylane/NAME, or a bare "
+         "name: qhybrid.cpu, lightning.qubit, default.qubit, ...")]
+Instance = Annotated[Optional[str], typer.Option(
+    "--instance", metavar="TYPE",
+    help=f"Instance type the run is billed as (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices).")]
+Name = Annotated[Optional[str], typer.Option("--name", help="Job name (default: generated).")]
+Backend = Annotated[Literal["local", "ray"], typer.Option(
+    "--backend", case_sensitive=False, help="Where the job's processes run.")]
+Address = Annotated[Optional[str], typer.Option(
+    "--address", metavar="ADDR",
+    help="With --backend ray: the cluster, HOST:PORT of its head, 'auto' or ray://HOST:10001 "
+         "(default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, else a local cluster on 127.0.0.1).")]
+Dtype = Annotated[Literal["complex128", "complex64"], typer.Option(
+    "--dtype", case_sensitive=False, help="State-vector precision.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the data / graph and the initial parameters.")]
+NoWait = Annotated[bool, typer.Option("--no-wait", help="Print the job name and return at once.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display, only the result.")]
+JobName = Annotated[str, typer.Argument(metavar="NAME", help="A job's name (see: qhybrid jobs list).")]
+AllowPickle = Annotated[bool, typer.Option(
+    "--allow-pickle", help="Load a pickled result (dataFormat pickled_v4): this runs code from the file, "
+                           "so only for results you trust.")]
+
+
+def cuda_present() -> bool:
+    """Whether torch would see CUDA, without importing torch when the answer is plainly no (a CPU
+    wheel of torch, or no NVIDIA driver): importing it costs a second or more."""
+    import glob
+    from importlib import metadata
+
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return False
+    if "+cpu" in version or not (glob.glob("/proc/driver/nvidia/gpus/*") or glob.glob("/dev/nvidia[0-9]*")):
+        return False
+    from qhybrid.devices import cuda_available
+
+    return cuda_available()
+
+
+def device_string(value: str | None) -> str:
+    """The full device string for ``--device`` (bare names completed), checked.
+
+    Raises:
+        DeviceError: an unknown device, listing the valid ones.
+    """
+    from qhybrid.devices import QHYBRID_DEVICES, parse_device
+
+    if value is None:
+        value = "local:qhybrid/qhybrid.gpu" if cuda_present() else "local:qhybrid/qhybrid.cpu"
+    value = value.strip()
+    if not value.startswith("local:"):
+        value = f"local:qhybrid/{value}" if value in QHYBRID_DEVICES else f"local:pennylane/{value}"
+    return str(parse_device(value))
+
+
+def instance_for(device: str, instance: str | None) -> str:
+    """``instance``, or the seed's instance types (prices known): a GPU one for GPU devices."""
+    from qhybrid.devices import needs_gpu
+
+    return instance or (GPU_INSTANCE if needs_gpu(device) else CPU_INSTANCE)

@@ -1,0 +1,74 @@
+"""``qhybrid run``: submit a job script and follow it."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from qhybrid.cli import options
+
+
+def pairs(values: list[str] | None, what: str) -> dict:
+    """``KEY=VALUE`` items as a dict.
+
+    Raises:
+        SpecError: an item without ``=`` or without a key.
+    """
+    from qhybrid.errors import SpecError
+
+    out = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SpecError(f"{what} {item!r} must look like KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``run`` command."""
+
+    @app.command("run")
+    def run(
+        source: Annotated[str, typer.Argument(metavar="SOURCE", help="Job script (.py) or package folder.")],
+        entry_point: Annotated[Optional[str], typer.Option(
+            help="pkg.module or pkg.module:function (default: SOURCE's name).")] = None,
+        device: options.Device = None,
+        hp: Annotated[Optional[list[str]], typer.Option(
+            metavar="KEY=VALUE", help="A hyperparameter (repeatable).")] = None,
+        input_: Annotated[Optional[list[str]], typer.Option(
+            "--input", metavar="CHANNEL=PATH", help="An input channel (repeatable).")] = None,
+        instance: Annotated[str, typer.Option(metavar="TYPE", help="Instance type the run is billed as.")] = "ml.m5.large",
+        instance_count: Annotated[int, typer.Option(metavar="N", help="Instances.")] = 1,
+        name: options.Name = None,
+        checkpoints_from: Annotated[Optional[str], typer.Option(
+            metavar="JOB", help="Copy checkpoints in from this earlier job.")] = None,
+        max_runtime: Annotated[Optional[float], typer.Option(metavar="S", help="Stop the job after S seconds.")] = None,
+        max_cost: Annotated[Optional[float], typer.Option(
+            metavar="USD", help="Stop the job when its cost reaches USD.")] = None,
+        data_parallel: Annotated[bool, typer.Option(help="distribution='data_parallel'.")] = False,
+        processes_per_instance: Annotated[Optional[int], typer.Option(
+            metavar="K", help="Data-parallel processes per instance (implies --data-parallel).")] = None,
+        backend: options.Backend = "local",
+        address: options.Address = None,
+        no_wait: options.NoWait = False,
+        allow_pickle: options.AllowPickle = False,
+        json_: options.Json = False,
+        quiet: options.Quiet = False,
+    ) -> None:
+        """Submit SOURCE (a .py file or a package folder) as a job and follow it to its result."""
+        from qhybrid.cli.workload import ProgressSpec, exit_with, submit_and_wait
+        from qhybrid.jobs import InstanceConfig
+
+        kwargs = dict(
+            device=options.device_string(device) if device else "local:qhybrid/qhybrid.cpu",
+            source_module=source, entry_point=entry_point, job_name=name, hyperparameters=pairs(hp, "--hp"),
+            input_data=pairs(input_, "--input") or None,
+            instance_config=InstanceConfig(instanceType=instance, instanceCount=instance_count),
+            copy_checkpoints_from_job=checkpoints_from,
+            distribution="data_parallel" if data_parallel or processes_per_instance else None,
+            max_runtime=max_runtime, max_cost=max_cost, processes_per_instance=processes_per_instance,
+            backend=backend, address=address,
+        )
+        exit_with(submit_and_wait(kwargs, json_output=json_, wait=not no_wait, quiet=quiet, allow_pickle=allow_pickle,
+                                  progress=ProgressSpec(show={}, first=1)))  # shows what it logs, as numbered

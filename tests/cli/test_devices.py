@@ -1,0 +1,22 @@
+"""``qhybrid devices`` and ``qhybrid instances``."""
+from __future__ import annotations
+
+import json
+
+
+def test_devices_table_and_json(cli):
+    result = cli("devices")
+    assert result.exit_code == 0
+    assert "local:qhybrid/qhybrid.cpu" in result.stdout and "local:pennylane/lightning.qubit" in result.stdout
+    assert result.stderr.startswith("CUDA: ")
+    doc = json.loads(cli("devices", "--json").stdout)
+    assert "qhybrid.cpu" in doc["devices"]["qhybrid"] and doc["cuda"] in (True, False)
+
+
+def test_instances_table_and_json(cli):
+    result = cli("instances")
+    assert result.exit_code == 0
+    assert "ml.p3.2xlarge" in result.stdout and "0.06375" in result.stdout and "unknown" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    rows = json.loads(cli("instances", "--json").stdout)
+    assert any(r["type"] == "ml.m5.2xlarge" for r in rows)

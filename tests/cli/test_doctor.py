@@ -1,0 +1,16 @@
+"""``qhybrid doctor``."""
+from __future__ import annotations
+
+import json
+
+
+def test_doctor_lists_versions_cuda_threads_and_the_kernel_cache(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    (tmp_path / "numba_kernels.f-1.py311.nbi").write_bytes(b"x" * 10)
+    result = cli("doctor")
+    assert result.exit_code == 0
+    for words in ("torch", "pennylane", "numba", "ray", "python", "cuda", "kernel cache", "1 files"):
+        assert words in result.stdout
+    doc = json.loads(cli("doctor", "--json").stdout)
+    assert doc["packages"]["qhybrid"] and doc["kernel_cache"] == {"path": str(tmp_path), "files": 1, "bytes": 10}
+    assert isinstance(doc["gpus"], list)

@@ -1,0 +1,61 @@
+"""``qhybrid qaoa``: options to hyperparameters, presets, the answer printed, --json."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qhybrid.cli.qaoa import job_kwargs
+from qhybrid.errors import DeviceError, SpecError
+
+
+def test_defaults_converge_and_presets_fix_the_seed_study():
+    hp = job_kwargs(device="qhybrid.cpu")["hyperparameters"]
+    assert hp["iterations"] == "auto" and hp["n_nodes"] == "18" and "stepsize" not in hp
+    seed = job_kwargs(device="qhybrid.cpu", preset="SEED-TIMING")["hyperparameters"]
+    assert (seed["iterations"], seed["init"], seed["starts"], seed["stepsize"]) == ("5", "seed", "1", "0.1")
+    assert job_kwargs(device="qhybrid.cpu", preset="seed-timing", iterations=7)["hyperparameters"]["iterations"] == "7"
+    kw = job_kwargs(device="qhybrid.cpu", iterations=12, stepsize=0.2, starts=2, graph=None)
+    assert kw["hyperparameters"]["iterations"] == "12" and kw["hyperparameters"]["stepsize"] == "0.2"
+    assert kw["instance_config"].instanceType == "ml.m5.2xlarge"
+
+
+def test_bad_values_are_caught_before_submitting(tmp_path):
+    with pytest.raises(SpecError, match="n_layers"):
+        job_kwargs(device="qhybrid.cpu", layers=0)
+    with pytest.raises(SpecError, match="no such file"):
+        job_kwargs(device="qhybrid.cpu", graph=str(tmp_path / "missing.txt"))
+    with pytest.raises(DeviceError, match="did you mean"):
+        job_kwargs(device="lightning.qubitt")
+
+
+def test_qaoa_prints_the_answer(cli):
+    result = cli("qaoa", "--nodes", "8", "--edges", "12", "--seed", "5", "--device", "qhybrid.cpu")
+    assert result.exit_code == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("cut ") and first.endswith("(found)") and "of 12 edges — optimum" in first
+    for words in ("best bitstring", "approximation ratio", "expectation", "converged", "p=1:", "p=2:"):
+        assert words in result.stdout
+    assert "cost: $" in result.stderr and "energy " in result.stderr and "cost " not in result.stdout.lower()
+
+
+def test_qaoa_json_is_one_document_with_exact_iterations(cli):
+    result = cli("qaoa", "--nodes", "5", "--edges", "6", "--iterations", "2", "--problem", "MaxCut", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["state"] == "COMPLETED" and doc["result"]["n_qubits"] == 5 and doc["result"]["iterations"] == 2
+    assert doc["instance_type"] == "ml.m5.2xlarge" and doc["cost_usd"] > 0
+    assert "iteration 2/2" in result.stderr
+
+
+def test_qaoa_on_a_bare_pennylane_device(cli):
+    result = cli("qaoa", "--nodes", "4", "--edges", "4", "--layers", "1", "--iterations", "2",
+                 "--device", "default.qubit", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["result"]["device"] == "local:pennylane/default.qubit"
+
+
+def test_qaoa_seed_timing_preset_runs_five_iterations(cli):
+    result = cli("qaoa", "--nodes", "6", "--edges", "8", "--preset", "seed-timing", "--json")
+    doc = json.loads(result.stdout)
+    assert doc["result"]["iterations"] == 5 and doc["result"]["layers"] == [2] * 5
