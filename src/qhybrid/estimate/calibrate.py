@@ -1,0 +1,191 @@
+"""This machine, measured once: memory bandwidth and a probe of each engine's kernels.
+
+A few seconds: an in-place scale over a 128 MiB array (bandwidth), the QAOA
+energy+gradient at three small sizes (per-call overhead, one-thread and
+all-thread arithmetic rates) and a DressedQNN training step at two sizes
+(per-step overhead, arithmetic rate). The result is cached as JSON in
+``$QHYBRID_HOME/calibration.json`` (``~/.cache/qhybrid/calibration.json``
+without QHYBRID_HOME), keyed by the CPU model and thread count, so local
+predictions rest on this machine's own numbers; ``refresh=True`` measures again.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from qhybrid.estimate.work import qaoa_work, qml_work
+
+VERSION = 1
+QAOA_SIZES = (10, 16, 19)  # overhead; one thread (m <= 16 runs serially); all threads
+QML_SIZES = (4, 12)
+QML_BATCH = 16
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """This machine's measured figures (rates in GFLOP/s, times in seconds)."""
+
+    key: str
+    cpu_model: str
+    cores: int
+    peak_gflops: float
+    core_ghz: float
+    bandwidth_gbs: float
+    qaoa_call_s: float
+    qaoa_serial_gflops: float
+    qaoa_parallel_gflops: float
+    qml_step_s: float
+    qml_gflops: float
+    measured: str
+    seconds: float
+
+
+def cache_path() -> Path:
+    """Where calibrations are kept."""
+    home = os.environ.get("QHYBRID_HOME")
+    return Path(home) / "calibration.json" if home else Path.home() / ".cache" / "qhybrid" / "calibration.json"
+
+
+def machine_key() -> str:
+    """The cache key: CPU model, threads this process may use, model version."""
+    from qhybrid.estimate.hardware import cpu_model
+    from qhybrid.jobs.instances import local_cores
+
+    return f"{cpu_model()} | {local_cores()} threads | v{VERSION}"
+
+
+def isolated(function: str, *args):
+    """Run ``qhybrid.estimate.<function>(*args)`` in a fresh interpreter; return its JSON result.
+
+    Each probe gets a process of its own, as each job does: threads left spinning by one
+    engine's pool (numba, OpenMP, torch) would otherwise slow the next one down.
+
+    Raises:
+        JobError: the probe failed (its last stderr line).
+    """
+    import subprocess
+    import sys
+
+    from qhybrid.errors import JobError
+
+    module, name = function.rsplit(".", 1)
+    code = (f"import json, sys; from qhybrid.estimate.{module} import {name}; "
+            f"print(json.dumps({name}(*json.loads(sys.argv[1]))))")
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(list(args))], capture_output=True,
+                          text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise JobError(f"estimate probe {function}{args} failed: {last}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _best(fn, repeats: int = 3) -> float:
+    fn()  # warm: compile, fault pages in
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def measure_bandwidth(mib: int = 128) -> float:
+    """GB/s of an in-place scale (read + write) over ``mib`` MiB."""
+    import numpy as np
+
+    a = np.ones(mib * 2**20 // 8)
+    seconds = _best(lambda: np.multiply(a, 1.0000001, out=a))
+    return 2 * a.nbytes / seconds / 1e9
+
+
+def measure_qaoa() -> tuple[float, float, float]:
+    """Per-call overhead (s), one-thread and all-thread GFLOP/s of the fused QAOA sweep."""
+    import networkx as nx
+
+    from qhybrid.qaoa import QAOA
+
+    params = [[0.3, 0.5], [0.4, 0.2]]
+    times = {n: float("inf") for n in QAOA_SIZES}
+    for n in QAOA_SIZES * 2:  # two rounds, the best of each size
+        q = QAOA(nx.gnm_random_graph(n, int(1.5 * n), seed=1967))
+        times[n] = min(times[n], _best(lambda q=q: q.energy_and_grad(params), repeats=5))
+    lo, mid, hi = (qaoa_work(n, 2) for n in QAOA_SIZES)
+    serial = mid.flops / times[QAOA_SIZES[1]]
+    call = max(0.0, (times[QAOA_SIZES[0]] - lo.flops / serial) / lo.calls)
+    parallel = hi.flops / max(1e-9, times[QAOA_SIZES[2]] - call * hi.calls)
+    return call, serial / 1e9, parallel / 1e9
+
+
+def measure_qml() -> tuple[float, float]:
+    """Per-step overhead (s) and GFLOP/s of a DressedQNN training step (batch 16)."""
+    import torch
+
+    from qhybrid.qml import DressedQNN, margin_loss
+
+    times = {n: float("inf") for n in QML_SIZES}
+    for n in QML_SIZES * 2:  # two rounds, the best of each size: one noisy moment does not stick
+        torch.manual_seed(0)
+        model = DressedQNN(n, generator=torch.Generator().manual_seed(0))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        x = torch.rand(QML_BATCH, 60, dtype=torch.float64)
+        y = (torch.arange(QML_BATCH) % 2 * 2 - 1).to(torch.float64)
+
+        def step(model=model, opt=opt, x=x, y=y):
+            opt.zero_grad()
+            margin_loss(model(x), y).backward()
+            opt.step()
+
+        times[n] = min(times[n], _best(step, repeats=5))
+    small, big = (qml_work(n, QML_BATCH) for n in QML_SIZES)
+    rate = (big.flops - small.flops) / max(1e-9, times[QML_SIZES[1]] - times[QML_SIZES[0]])
+    step_s = max(0.0, times[QML_SIZES[0]] - small.flops / rate)
+    return step_s, rate / 1e9
+
+
+def _read_cache(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def local_calibration(*, refresh: bool = False) -> Calibration:
+    """This machine's calibration: from the cache, or measured now (a few seconds) and cached.
+
+    Args:
+        refresh: measure again even when a calibration of this machine is cached.
+    """
+    from datetime import datetime, timezone
+
+    from qhybrid.estimate.hardware import cpu_model, local_peak_gflops
+    from qhybrid.jobs.instances import local_cores
+
+    key, path = machine_key(), cache_path()
+    cached = _read_cache(path)
+    entry = cached.get(key)
+    names = {f.name for f in fields(Calibration)}
+    if not refresh and isinstance(entry, dict) and set(entry) == names:
+        return Calibration(**entry)
+    began = time.perf_counter()
+    cores = local_cores()
+    bandwidth = measure_bandwidth()
+    call, serial, parallel = isolated("calibrate.measure_qaoa")
+    step_s, qml_rate = isolated("calibrate.measure_qml")
+    peak = local_peak_gflops(cores)
+    cal = Calibration(
+        key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
+        bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial, qaoa_parallel_gflops=parallel,
+        qml_step_s=step_s, qml_gflops=qml_rate,
+        measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        seconds=time.perf_counter() - began,
+    )
+    cached[key] = asdict(cal)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cached, indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return cal
