@@ -153,6 +153,13 @@ def _read_cache(path: Path) -> dict:
         return {}
 
 
+def cached_calibration() -> Calibration | None:
+    """This machine's cached calibration, or None (nothing is measured)."""
+    entry = _read_cache(cache_path()).get(machine_key())
+    names = {f.name for f in fields(Calibration)}
+    return Calibration(**entry) if isinstance(entry, dict) and set(entry) == names else None
+
+
 def local_calibration(*, refresh: bool = False) -> Calibration:
     """This machine's calibration: from the cache, or measured now (a few seconds) and cached.
 
@@ -165,11 +172,9 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     from qhybrid.jobs.instances import local_cores
 
     key, path = machine_key(), cache_path()
-    cached = _read_cache(path)
-    entry = cached.get(key)
-    names = {f.name for f in fields(Calibration)}
-    if not refresh and isinstance(entry, dict) and set(entry) == names:
-        return Calibration(**entry)
+    found = None if refresh else cached_calibration()
+    if found is not None:
+        return found
     began = time.perf_counter()
     cores = local_cores()
     bandwidth = measure_bandwidth()
@@ -183,6 +188,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )
+    cached = _read_cache(path)
     cached[key] = asdict(cal)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

@@ -179,7 +179,7 @@ def local_peak_gflops(cores: int) -> float:
 
 
 def local_machine(calibration) -> Machine:
-    """This machine, with the measured bandwidth of ``calibration`` (a :class:`Calibration`)."""
+    """This machine, with the measured figures of ``calibration`` (None: its nominal peak)."""
     from qhybrid.jobs.instances import local_cores, local_gpus
 
     cores = local_cores()
@@ -187,5 +187,7 @@ def local_machine(calibration) -> Machine:
         memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         memory = 0
-    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory), peak_gflops=calibration.peak_gflops,
-                   bandwidth_gbs=calibration.bandwidth_gbs, l3_bytes=_l3_bytes(), gpus=local_gpus())
+    peak = calibration.peak_gflops if calibration is not None else local_peak_gflops(cores)
+    bandwidth = calibration.bandwidth_gbs if calibration is not None else cores * PER_CORE_BANDWIDTH_GBS
+    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory), peak_gflops=peak,
+                   bandwidth_gbs=bandwidth, l3_bytes=_l3_bytes(), gpus=local_gpus())

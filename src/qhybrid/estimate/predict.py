@@ -72,6 +72,7 @@ class _Job:
     device: str
     settings: object
     kwargs: dict
+    history: object = None  # a script's History (None: none, or not a script)
 
 
 def _identify(job_kwargs: dict) -> _Job:
@@ -90,7 +91,11 @@ def _identify(job_kwargs: dict) -> _Job:
     for module, name in ((wq, "qaoa"), (wm, "qml")):
         if src is not None and src == Path(module.__file__).resolve() and job_kwargs.get("entry_point") in (None, name):
             return _Job(name, device, module.parse_settings(hp), job_kwargs)
-    return _Job("script", device, None, job_kwargs)
+    from qhybrid.estimate.history import script_history
+
+    hist = script_history(source=source, entry_point=job_kwargs.get("entry_point"), device=device,
+                          hyperparameters=hp) if src is not None else None
+    return _Job("script", device, None, job_kwargs, hist)
 
 
 def _device_on(device: str, machine, *, own: bool = False) -> tuple[str, bool]:
@@ -207,12 +212,9 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
 
 
 def _script_row(job: _Job, machine, cal, count: int, device: str) -> Row:
-    from qhybrid.estimate.history import script_history
     from qhybrid.estimate.model import _core_ratio
 
-    k = job.kwargs
-    hist = script_history(source=k["source_module"], entry_point=k.get("entry_point"), device=job.device,
-                          hyperparameters=k.get("hyperparameters"))
+    hist = job.history
     if hist is None:
         return Row(machine.name, device, count, None, None, None, None, None, None, False, "unknown",
                    notes=("no earlier job of this source and hyperparameters: time unknown",))
@@ -272,7 +274,8 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     job = _identify(job_kwargs)
     ic = job_kwargs.get("instance_config") or InstanceConfig()
     own = get_instance(ic.instanceType)
-    cal = calibration or local_calibration()
+    # a script without history needs no calibration (nothing to scale): none is measured for it
+    cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     iterations = _iterations(job)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
@@ -291,5 +294,5 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
                     iterations=iterations, rows=tuple(rows), cheapest=cheapest, fastest=fastest,
-                    notes=(f"calibrated here: {cal.cpu_model}, {cal.cores} threads, {cal.bandwidth_gbs:.0f} GB/s, "
-                           f"{cal.measured}",))
+                    notes=() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
+                                                  f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",))
