@@ -116,6 +116,13 @@ def time_qml(device: str, m: int, batch: int) -> float:
     return _best(step, repeats=1)
 
 
+def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
+    """Best seconds of one iteration at each size (run by :func:`probe` in a fresh interpreter)."""
+    if workload == "qaoa":
+        return [time_qaoa(device, m, e, layers) for m, e in zip(sizes, edges)]
+    return [time_qml(device, m, batch) for m in sizes]
+
+
 def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 4) -> Probe:
     """Fit (or read from the cache) the probe of ``device`` for a workload of ``n`` qubits.
 
@@ -132,10 +139,7 @@ def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2
         d = cached[key]
         return Probe(d["device"], d["workload"], tuple(d["sizes"]), tuple(d["seconds"]), d["overhead_s"],
                      d["per_gate_s"], d["per_unit_s"])
-    if workload == "qaoa":
-        times = tuple(isolated("probe.time_qaoa", device, m, e, layers) for m, e in zip(sizes, density))
-    else:
-        times = tuple(isolated("probe.time_qml", device, m, batch) for m in sizes)
+    times = tuple(isolated("probe.time_sizes", device, workload, list(sizes), list(density), layers, batch))
     overhead, per_gate, per_unit = fit(sizes, times, workload=workload, n=n, edges=edges, layers=layers)
     result = Probe(device, workload, sizes, times, overhead, per_gate, per_unit)
     cached[key] = {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
