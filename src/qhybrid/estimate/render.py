@@ -88,3 +88,17 @@ def summary(est) -> str:
     r = est.row(est.instance_type)
     return (f"predicted on {est.instance_count} x {r.target}: {_seconds(r.seconds_per_iteration)}/iteration, "
             f"{_seconds(r.total_seconds)}, {format_cost(r)} ({r.method})")
+
+
+def predicted_line(info: dict) -> str | None:
+    """``jobs show``'s line of a ``Job.describe()`` dict: predicted beside measured (None: no prediction)."""
+    pred = info.get("predicted")
+    if not pred:
+        return None
+    text = (f"predicted {_seconds(pred['total_seconds'])} ({_seconds(pred['seconds_per_iteration'])}/iteration, "
+            f"{pred['method']})")
+    if info.get("measured_seconds") is not None:
+        text += f", measured {_seconds(info['measured_seconds'])}"
+        if info.get("measured_over_predicted"):
+            text += f" ({info['measured_over_predicted']:.2f}x the prediction)"
+    return text
