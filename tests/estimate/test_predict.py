@@ -65,7 +65,7 @@ def test_gpu_device_on_a_cpu_instance_cannot_run(calibration):
     est = estimate_job(qaoa(device="local:pennylane/lightning.gpu", instance="ml.p3.2xlarge"),
                        instances=["ml.m5.2xlarge"], calibration=calibration)
     assert est.row("ml.m5.2xlarge").fits is False and est.row("ml.m5.2xlarge").cost_usd is None
-    assert est.row("ml.p3.2xlarge").fits is True and est.row("ml.p3.2xlarge").method == "probe"
+    assert est.row("ml.p3.2xlarge").fits is True and est.row("ml.p3.2xlarge").method == "model"
 
 
 def test_more_qubits_take_longer(calibration):

@@ -158,7 +158,8 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:
-            method, need = "probe", 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
+            method = "model" if gpu else "probe"  # lightning.gpu is modelled, lightning.qubit & co probed
+            need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
             seconds = _pennylane(job, machine, cal, gpu, notes)
     elif job.workload == "qml":
         local_batch = max(1, s.batch_size // world)
@@ -170,7 +171,8 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:
-            method, need = "probe", 3 * local_batch * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES
+            method = "model" if gpu else "probe"
+            need = 3 * local_batch * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES
             seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
         if seconds is not None and world > 1:
             seconds += model.allreduce_seconds(w.params, world=world, instance_count=count, machine=machine, gpu=gpu)

@@ -12,7 +12,8 @@ thread). Results are cached beside the calibration, keyed by device, workload
 and sizes. Every figure built on a probe is labelled ``probe``.
 
 lightning.gpu cannot be probed without a GPU: it is modelled as one pass over
-the state per gate (read + write) at the GPU's bandwidth plus a launch per gate.
+the state per gate (read + write) and per observable term at the GPU's
+bandwidth, plus a launch each (labelled ``model``, not calibrated on a GPU).
 """
 from __future__ import annotations
 
@@ -165,6 +166,7 @@ def lightning_gpu_seconds(workload: str, *, n: int, edges: int = 0, layers: int 
     """lightning.gpu modelled: per gate one read+write of the state at the GPU's bandwidth, plus a launch."""
     gates = qaoa_gates(n, edges, layers) if workload == "qaoa" else qml_gates_pennylane(n)
     sweeps = 3 if workload == "qaoa" else 3 * batch  # forward, adjoint (psi and lambda)
+    terms = edges if workload == "qaoa" else batch  # the observable's terms: one pass each for H|psi>
     per_gate = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
-    return sweeps * gates * per_gate + (0.0 if workload == "qaoa" else 3e-3)
+    return (sweeps * gates + terms) * per_gate + (0.0 if workload == "qaoa" else 3e-3)
 
