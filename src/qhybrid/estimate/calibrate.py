@@ -19,9 +19,9 @@ from pathlib import Path
 
 from qhybrid.estimate.work import qaoa_work, qml_work
 
-VERSION = 1
-QAOA_SIZES = (10, 16, 19)  # overhead; one thread (m <= 16 runs serially); all threads
-QML_SIZES = (4, 12)
+VERSION = 2
+QAOA_SIZES = (10, 16, 18, 20)  # overhead; one thread (m <= 16 runs serially); all threads in and past the cache
+QML_SIZES = (4, 12, 16)  # overhead; rates with states in L2 and in L3
 QML_BATCH = 16
 
 
@@ -37,9 +37,11 @@ class Calibration:
     bandwidth_gbs: float
     qaoa_call_s: float
     qaoa_serial_gflops: float
+    qaoa_parallel_small_gflops: float
     qaoa_parallel_gflops: float
     qml_step_s: float
     qml_gflops: float
+    qml_large_gflops: float
     measured: str
     seconds: float
 
@@ -109,8 +111,8 @@ def measure_bandwidth(mib: int = 128) -> float:
     return 2 * a.nbytes / seconds / 1e9
 
 
-def measure_qaoa() -> tuple[float, float, float]:
-    """Per-call overhead (s), one-thread and all-thread GFLOP/s of the fused QAOA sweep."""
+def measure_qaoa() -> tuple[float, float, float, float]:
+    """Per-call overhead (s), one-thread GFLOP/s and all-thread GFLOP/s at 18 and 20 qubits of the QAOA sweep."""
     import networkx as nx
 
     from qhybrid.qaoa import QAOA
@@ -123,15 +125,15 @@ def measure_qaoa() -> tuple[float, float, float]:
         q = QAOA(nx.gnm_random_graph(n, int(1.5 * n), seed=1967))
         threads = 1 if n - 1 <= QAOA.SERIAL_BITS else local_cores()
         times[n] = min(times[n], _best(lambda q=q: q.energy_and_grad(params), repeats=5, threads=threads))
-    lo, mid, hi = (qaoa_work(n, 2) for n in QAOA_SIZES)
+    lo, mid, small, big = (qaoa_work(n, 2) for n in QAOA_SIZES)
     serial = mid.flops / times[QAOA_SIZES[1]]
     call = max(0.0, (times[QAOA_SIZES[0]] - lo.flops / serial) / lo.calls)
-    parallel = hi.flops / max(1e-9, times[QAOA_SIZES[2]] - call * hi.calls)
-    return call, serial / 1e9, parallel / 1e9
+    rates = [w.flops / max(1e-9, times[n] - call * w.calls) for w, n in ((small, QAOA_SIZES[2]), (big, QAOA_SIZES[3]))]
+    return call, serial / 1e9, rates[0] / 1e9, rates[1] / 1e9
 
 
-def measure_qml() -> tuple[float, float]:
-    """Per-step overhead (s) and GFLOP/s of a DressedQNN training step (batch 16)."""
+def measure_qml() -> tuple[float, float, float]:
+    """Per-step overhead (s) and GFLOP/s at 12 and 16 wires of a DressedQNN training step (batch 16)."""
     import torch
 
     from qhybrid.jobs.instances import local_cores
@@ -150,12 +152,13 @@ def measure_qml() -> tuple[float, float]:
             margin_loss(model(x), y).backward()
             opt.step()
 
-        threads = 1 if n < QML_SIZES[-1] else local_cores()  # the small size is overhead: one thread
+        threads = 1 if n == QML_SIZES[0] else local_cores()  # the small size is overhead: one thread
         times[n] = min(times[n], _best(step, repeats=5, threads=threads))
-    small, big = (qml_work(n, QML_BATCH) for n in QML_SIZES)
-    rate = (big.flops - small.flops) / max(1e-9, times[QML_SIZES[1]] - times[QML_SIZES[0]])
+    small, mid, big = (qml_work(n, QML_BATCH) for n in QML_SIZES)
+    rate = (mid.flops - small.flops) / max(1e-9, times[QML_SIZES[1]] - times[QML_SIZES[0]])
     step_s = max(0.0, times[QML_SIZES[0]] - small.flops / rate)
-    return step_s, rate / 1e9
+    large = big.flops / max(1e-9, times[QML_SIZES[2]] - step_s)
+    return step_s, rate / 1e9, large / 1e9
 
 
 def _read_cache(path: Path) -> dict:
@@ -191,13 +194,14 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     began = time.perf_counter()
     cores = local_cores()
     bandwidth = measure_bandwidth()
-    call, serial, parallel = isolated("calibrate.measure_qaoa")
-    step_s, qml_rate = isolated("calibrate.measure_qml")
+    call, serial, parallel_small, parallel = isolated("calibrate.measure_qaoa")
+    step_s, qml_rate, qml_large = isolated("calibrate.measure_qml")
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
-        bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial, qaoa_parallel_gflops=parallel,
-        qml_step_s=step_s, qml_gflops=qml_rate,
+        bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial,
+        qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
+        qml_step_s=step_s, qml_gflops=qml_rate, qml_large_gflops=qml_large,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )

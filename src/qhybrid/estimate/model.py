@@ -28,6 +28,15 @@ def _core_ratio(machine, cal) -> float:
     return machine.core_gflops / max(1e-9, cal.peak_gflops / cal.cores)
 
 
+def _between(x: float, x0: float, y0: float, x1: float, y1: float) -> float:
+    """Linear interpolation of a measured rate, held at the ends."""
+    if x <= x0:
+        return y0
+    if x >= x1:
+        return y1
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
 def _memory_seconds(bytes_, working_set, machine) -> float:
     return bytes_ / (machine.bandwidth_gbs * 1e9) if working_set > machine.l3_bytes else 0.0
 
@@ -39,18 +48,19 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     core = _core_ratio(machine, cal)
     if simulated_qubits <= QAOA.SERIAL_BITS:
         rate = cal.qaoa_serial_gflops * core
-    else:
-        rate = cal.qaoa_parallel_gflops * machine.peak_gflops / cal.peak_gflops
+    else:  # measured at 17 and 19 simulated qubits (18 and 20 Max-Cut nodes)
+        here = _between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+        rate = here * machine.peak_gflops / cal.peak_gflops
     compute = work.flops / (rate * 1e9)
     return work.calls * cal.qaoa_call_s / core + max(compute, _memory_seconds(work.bytes, work.working_set_bytes, machine))
 
 
-def qml_cpu_seconds(work, machine, cal, *, batch: int, cores: int | None = None) -> float:
+def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None) -> float:
     """One DressedQNN step on ``batch`` local samples, each sample on a core (at most ``cores``)."""
     core = _core_ratio(machine, cal)
     use = min(batch, cores or machine.cores)
     here = min(batch, cal.cores)
-    rate = cal.qml_gflops * core * use / here
+    rate = _between(n_wires, 12, cal.qml_gflops, 16, cal.qml_large_gflops) * core * use / here
     per_sample_set = work.working_set_bytes // max(1, batch)
     memory = _memory_seconds(work.bytes, per_sample_set * use, machine)
     return cal.qml_step_s / core + max(work.flops / (rate * 1e9), memory)

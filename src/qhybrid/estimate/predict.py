@@ -167,7 +167,8 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
         need = w.memory_bytes
         if job.device.startswith("local:qhybrid/"):
             seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
-                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, cores=machine.cores // per_machine or 1))
+                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires,
+                                               cores=machine.cores // per_machine or 1))
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:

@@ -92,7 +92,7 @@ def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
     settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
     sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, device)
     params = [[0.3] * layers, [0.4] * layers]
-    return _best(lambda: sim.energy_and_grad(params), repeats=2)
+    return _best(lambda: sim.energy_and_grad(params), repeats=3)
 
 
 def time_qml(device: str, m: int, batch: int) -> float:
@@ -114,7 +114,7 @@ def time_qml(device: str, m: int, batch: int) -> float:
         margin_loss(model(x), y).backward()
         opt.step()
 
-    return _best(step, repeats=1)
+    return _best(step, repeats=2)
 
 
 def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
