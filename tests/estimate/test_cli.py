@@ -70,3 +70,13 @@ def test_instances_shows_kind_source_date_and_marks_approximate(invoke):
     table = invoke("instances", "--cpu").output
     assert "≈0.00340" in table and "sagemaker-training" in table and "2026-08-11" in table
     assert "ml.p3.2xlarge" not in table and "unknown" in table
+
+
+def test_estimate_run_of_our_workload_uses_the_model(invoke, cached):
+    import qhybrid.workloads.qaoa as wq
+
+    res = invoke("estimate", "run", wq.__file__, "--hp", "n_nodes=12", "--hp", "n_edges=18",
+                 "--instances", "ml.m5.large", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["workload"] == "qaoa" and {r["method"] for r in doc["rows"]} == {"model"}
