@@ -117,7 +117,7 @@ def isolated(name: str, *args) -> float:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def accuracy(quick: bool, interleave: bool) -> list[dict]:
+def accuracy(quick: bool, interleave: bool, which: str = "all") -> list[dict]:
     from qhybrid.estimate import estimate_job
     from qhybrid.estimate.calibrate import local_calibration
 
@@ -127,6 +127,8 @@ def accuracy(quick: bool, interleave: bool) -> list[dict]:
               ((8, 12, 16) if quick else (8, 10, 12, 14, 16))]
     cases += [("qaoa", "local:pennylane/lightning.qubit", n, 2) for n in ((18, 20) if quick else (18, 20, 22))]
     cases += [("qml", "local:pennylane/lightning.qubit", n, 2) for n in ((10, 14) if quick else (10, 12, 14))]
+    if which != "all":
+        cases = [c for c in cases if (c[1].startswith("local:qhybrid/")) == (which == "ours")]
     rows = []
     for workload, device, n, repeats in cases:
         kwargs = _qaoa_kwargs(n, device) if workload == "qaoa" else _qml_kwargs(n, device)
@@ -190,6 +192,8 @@ def main() -> None:
     parser.add_argument("--seed-table", action="store_true")
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--cases", choices=("all", "ours", "probe"), default="all",
+                        help="our engines, the probed PennyLane devices, or both")
     parser.add_argument("--interleave", action="store_true",
                         help="calibrate again right before each of our engines' measurements (a shared machine's "
                              "load drifts in minutes: this separates the model's error from the drift)")
@@ -207,7 +211,7 @@ def main() -> None:
     print("| workload | device | n | how | predicted s/iter | measured s/iter (idle-equivalent) | wall-clock | "
           "error | within target |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    rows = accuracy(args.quick, args.interleave)
+    rows = accuracy(args.quick, args.interleave, args.cases)
     ok = sum(r["within"] for r in rows)
     print(f"{ok}/{len(rows)} within target ({Path(__file__).name}); load average after: {os.getloadavg()}")
 

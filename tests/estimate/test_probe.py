@@ -37,6 +37,6 @@ def test_probe_lightning_qubit_then_from_the_cache(monkeypatch):
 
 def test_past_the_cache_each_amplitude_costs_more():
     pr = probe.Probe("d", "qaoa", (12, 14, 16), (0.01, 0.03, 0.1), 0.0, 0.0, 1e-9)
-    inside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=1, l3_bytes=2)
-    outside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=3, l3_bytes=2)
+    inside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=1, l3_bytes=probe.STATES)
+    outside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=2, l3_bytes=probe.STATES)
     assert outside == pytest.approx(probe.CACHE_CLIFF * inside)

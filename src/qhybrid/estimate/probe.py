@@ -1,11 +1,12 @@
 """PennyLane devices, whose work we cannot count: a probe timed here, scaled by 2^n.
 
 The probe runs the workload's own circuit on the device at three small sizes
-(``m - 4``, ``m - 2``, ``m``; a few iterations each), fits
+(``m - 4``, ``m - 2``, ``m``, ``m`` at most 18 qubits for QAOA and 12 wires for
+QML; a few iterations each), fits
 ``t = a + c x gates(m) + b x W(m)`` with ``W(m) = 2^m x gates(m)`` (per-call
 overhead ``a``, per-gate overhead ``c``, per-amplitude-gate cost ``b``; least
-squares, a negative term dropped) and extrapolates to the requested size; past the last-level cache each
-amplitude costs ``CACHE_CLIFF`` times more (lightning.qubit, PERF_NOTES:
+squares, a negative term dropped) and extrapolates to the requested size; once
+its three states outgrow the last-level cache each amplitude costs ``CACHE_CLIFF`` times more (lightning.qubit, PERF_NOTES:
 18 -> 20 qubits grows 6.5x where W grows 4.4x). On another machine the time
 scales with one core's peak (lightning.qubit's gate kernels run on one
 thread). Results are cached beside the calibration, keyed by device, workload
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key
 
 CACHE_CLIFF = 1.5
-PROBE_MAX = {"qaoa": 16, "qml": 12}
+PROBE_MAX = {"qaoa": 18, "qml": 12}
+STATES = 3  # a PennyLane adjoint run holds about three states (psi, lambda, H psi)
 GPU_GATE_LAUNCH_S = 20e-6
 
 
@@ -155,7 +157,7 @@ def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2
 def probe_seconds(pr: Probe, *, n: int, edges: int = 0, layers: int = 2, state_bytes: int, l3_bytes: int,
                   core_ratio: float = 1.0) -> float:
     """The probe's seconds at ``n`` qubits on a machine whose cores are ``core_ratio`` times ours."""
-    per_unit = pr.per_unit_s * (CACHE_CLIFF if state_bytes > l3_bytes else 1.0)
+    per_unit = pr.per_unit_s * (CACHE_CLIFF if STATES * state_bytes > l3_bytes else 1.0)
     g = gates(pr.workload, n, n=n, edges=edges, layers=layers)
     w = units(pr.workload, n, n=n, edges=edges, layers=layers)
     return (pr.overhead_s + pr.per_gate_s * g + per_unit * w) / core_ratio
