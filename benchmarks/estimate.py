@@ -180,8 +180,9 @@ def seed_table(iterations: int, epochs: int) -> None:
                 kw = _qml_kwargs(26, dev, batch=16 * world, epochs=epochs, ndata=208 // world * world,
                                  instance=inst, count=count, parallel=True)
             row = estimate_job(kw, instances=[inst], local=False).row(inst)
+            fits = {True: "", False: " — does NOT fit", None: ""}[row.fits]
             cells += [f"{_seconds(row.seconds_per_iteration)} ({row.method})",
-                      f"{_seconds(row.total_seconds)}, {format_cost(row)}"]
+                      f"{_seconds(row.total_seconds)}, {format_cost(row)}{fits}"]
         print(f"| {what} | {count} x {inst} | ${usd} | {_seconds(implied)} | " + " | ".join(cells) + " |",
               flush=True)
 

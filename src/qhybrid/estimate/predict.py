@@ -173,7 +173,7 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
                 notes.append("GPU model not calibrated on a GPU yet")
         else:
             method = "model" if gpu else "probe"
-            need = 3 * local_batch * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES
+            need = 3 * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES  # a TorchLayer runs sample by sample
             seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
         if seconds is not None and world > 1:
             seconds += model.allreduce_seconds(w.params, world=world, instance_count=count, machine=machine, gpu=gpu)
