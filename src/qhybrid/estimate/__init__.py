@@ -1,6 +1,7 @@
 """What a run needs and costs, before it runs: work model x hardware catalogue x prices.
 
 - :mod:`.work`: passes, bytes, arithmetic and memory of one iteration of our engines;
+- :mod:`.circuit`: the same for a general engine circuit, from its fused plan;
 - :mod:`.hardware`: the machine of each instance type, and this one;
 - :mod:`.calibrate`: this machine measured once (cached by CPU model);
 - :mod:`.model`: seconds per iteration on a machine (roofline, GPU, all-reduce);
