@@ -48,7 +48,10 @@ PCIE_GBS = 12.0
 NETWORK_GBS = {"ml.p3.16xlarge": 3.1, "ml.p3dn.24xlarge": 12.5, "ml.p4d.24xlarge": 50.0,
                "ml.c5n.18xlarge": 12.5, "ml.c5n.9xlarge": 6.2, "ml.g6e.48xlarge": 50.0}
 DEFAULT_NETWORK_GBS = 1.25  # "up to 10 Gbit/s"
-PER_CORE_BANDWIDTH_GBS = 12.0  # what one core's stream can pull; a small instance gets this share
+PER_CORE_BANDWIDTH_GBS = 12.0
+# AVX-512 parts count at 256-bit width: LLVM (numba's compiler) prefers 256-bit vectors on them
+# (its Skylake-AVX512 / Cascade Lake tuning), so our kernels do not get the 512-bit peak
+USED_FLOPS_PER_CYCLE = 16  # what one core's stream can pull; a small instance gets this share
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ class Machine:
         vcpus: hardware threads the engine may use.
         cores: physical cores (EC2: two vCPUs per core; locally the cores this process may use).
         memory_bytes: RAM.
-        peak_gflops: double-precision peak of the vCPUs the job gets (GFLOP/s).
+        peak_gflops: double-precision peak of the vCPUs the job gets (GFLOP/s), at the vector width
+            our kernels use (256-bit, see USED_FLOPS_PER_CYCLE).
         bandwidth_gbs: sustained memory bandwidth the job gets (GB/s).
         l3_bytes: last-level cache (states smaller than this are not DRAM-bound).
         gpus, gpu_model, gpu_memory_bytes, gpu_bandwidth_gbs, gpu_fp64_gflops, gpu_fp32_gflops: per GPU.
@@ -98,6 +102,7 @@ def _cpu_figures(generation: str, vcpus: int, socket_gbs: float | None) -> tuple
         assumed.append(f"CPU generation {generation or 'unknown'!r} taken as Skylake-SP")
         generation = "Skylake-SP"
     per_cycle, ghz, l3_mib = CPU_GENERATIONS[generation]
+    per_cycle = min(per_cycle, USED_FLOPS_PER_CYCLE)
     cores = max(1, vcpus // 2)  # two hardware threads per core on EC2
     peak = cores * per_cycle * ghz
     if socket_gbs is None:
@@ -165,7 +170,8 @@ def _l3_bytes() -> int:
 def local_peak_gflops(cores: int) -> float:
     """This machine's double-precision peak over ``cores`` threads, from its vector flags and clock."""
     flags = _cpu_flags()
-    per_cycle = 32 if "avx512f" in flags else 16 if ("avx2" in flags and "fma" in flags) else 8
+    per_cycle = min(32 if "avx512f" in flags else 16 if ("avx2" in flags and "fma" in flags) else 8,
+                    USED_FLOPS_PER_CYCLE)
     ghz = 2.5
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
