@@ -45,6 +45,7 @@ def test_within_budget_runs_with_its_prediction(cached):
     job = Job.create(**qaoa(max_cost=10.0), in_process=True)
     info = job.describe()
     assert info["state"] == "COMPLETED" and info["predicted"]["total_seconds"] > 0
+    assert info["measured_seconds_per_iteration"] > 0  # the median of the workload's iteration_seconds
     others = info["cost_on_other_instances_usd"]
     assert "ml.m5.2xlarge" not in others and "ml.p3.2xlarge" in others and "ml.c5n.xlarge" not in others
 
@@ -86,3 +87,16 @@ def test_predicted_line_for_jobs_show(cached):
     line = predicted_line(info)
     assert line.startswith("predicted ") and "measured" in line and "x the prediction" in line
     assert predicted_line({"predicted": None}) is None
+
+
+def test_measured_per_iteration_from_metrics(tmp_path):
+    import json
+
+    from qhybrid.estimate.jobs import measured_per_iteration
+
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": 1, "iteration_number": 1, "epoch_seconds": 2.0},
+        {"timestamp": 2, "iteration_number": 2, "epoch_seconds": 4.0},
+        {"timestamp": 2, "iteration_number": 2, "epoch_seconds": 9.0, "rank": 1}]) + "\n")
+    assert measured_per_iteration(tmp_path, {"iterations": 20}) == 0.3  # median 3 s over 10 steps per epoch
+    assert measured_per_iteration(tmp_path, None) is None

@@ -71,18 +71,37 @@ def read_prediction(folder: Path) -> dict | None:
         return None
 
 
+def measured_per_iteration(folder: Path, prediction: dict | None) -> float | None:
+    """Median measured seconds per iteration from the job's metrics: ``iteration_seconds`` (QAOA), or
+    ``epoch_seconds`` over the steps of an epoch (QML, from the prediction's iteration count)."""
+    import statistics
+
+    from qhybrid.jobs import metrics
+
+    rows = metrics.read_rows(Path(folder) / "metrics.jsonl")
+    its = [float(r["iteration_seconds"]) for r in rows if r.get("iteration_seconds") is not None and not r.get("rank")]
+    if its:
+        return statistics.median(its)
+    epochs = [float(r["epoch_seconds"]) for r in rows if r.get("epoch_seconds") is not None and not r.get("rank")]
+    total = (prediction or {}).get("iterations")
+    if epochs and total:
+        return statistics.median(epochs) / max(1, total // max(1, len(epochs)))
+    return None
+
+
 def compare(prediction: dict | None, *, instance_type: str, measured_seconds: float | None,
-            billed_seconds: float | None, instance_count: int) -> dict:
+            billed_seconds: float | None, instance_count: int, folder: Path | None = None) -> dict:
     """Predicted vs measured for ``describe()``, and the model's costs of the same run elsewhere.
 
     Returns:
         ``predicted`` (the own row's seconds per iteration, total seconds, cost, method), ``measured_over_predicted``
-        (measured run time / predicted total), ``cost_on_other_instances_usd`` (by the model's time ratio,
+        (measured run time / predicted total), ``measured_seconds_per_iteration`` (from the job's metrics), ``cost_on_other_instances_usd`` (by the model's time ratio,
         anchored to the measured bill) and ``cost_on_other_instances_basis`` (``model`` or ``equal duration``).
     """
     from qhybrid.jobs import instances
 
-    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": "equal duration"}
+    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": "equal duration",
+           "measured_seconds_per_iteration": None}
     rows = {r["target"]: r for r in (prediction or {}).get("rows", [])}
     own = rows.get(instance_type)
     if own is not None:
@@ -90,6 +109,8 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
                                                 "fits", "needed_bytes")}
         if own["total_seconds"] and measured_seconds:
             out["measured_over_predicted"] = measured_seconds / own["total_seconds"]
+        if folder is not None:
+            out["measured_seconds_per_iteration"] = measured_per_iteration(folder, prediction)
     if not billed_seconds:
         out["cost_on_other_instances_usd"] = {}
         return out

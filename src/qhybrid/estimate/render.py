@@ -99,6 +99,8 @@ def predicted_line(info: dict) -> str | None:
             f"{pred['method']})")
     if info.get("measured_seconds") is not None:
         text += f", measured {_seconds(info['measured_seconds'])}"
+        if info.get("measured_seconds_per_iteration") is not None:
+            text += f" ({_seconds(info['measured_seconds_per_iteration'])}/iteration)"
         if info.get("measured_over_predicted"):
-            text += f" ({info['measured_over_predicted']:.2f}x the prediction)"
+            text += f", {info['measured_over_predicted']:.2f}x the prediction"
     return text

@@ -347,7 +347,7 @@ class Job:
 
         measured = row["ended"] - row["started"] if row["ended"] and row["started"] else None
         versus = compare(read_prediction(self.folder), instance_type=spec.instance_type, measured_seconds=measured,
-                         billed_seconds=billed, instance_count=spec.instance_count)
+                         billed_seconds=billed, instance_count=spec.instance_count, folder=self.folder)
         return {
             "name": self.name,
             "state": row["state"],
@@ -368,6 +368,7 @@ class Job:
             "predicted": versus["predicted"],
             "measured_seconds": measured,
             "measured_over_predicted": versus["measured_over_predicted"],
+            "measured_seconds_per_iteration": versus["measured_seconds_per_iteration"],
             "cost_on_other_instances_usd": versus["cost_on_other_instances_usd"],
             "cost_on_other_instances_basis": versus["cost_on_other_instances_basis"],
             "failure_reason": row["reason"] if row["state"] != "COMPLETED" else None,
