@@ -100,3 +100,15 @@ def test_measured_per_iteration_from_metrics(tmp_path):
         {"timestamp": 2, "iteration_number": 2, "epoch_seconds": 9.0, "rank": 1}]) + "\n")
     assert measured_per_iteration(tmp_path, {"iterations": 20}) == 0.3  # median 3 s over 10 steps per epoch
     assert measured_per_iteration(tmp_path, None) is None
+
+
+def test_a_failing_estimate_does_not_block_the_job(cached, monkeypatch):
+    from qhybrid.errors import JobError
+    from qhybrid.estimate import predict
+
+    def broken(*args, **kwargs):
+        raise JobError("estimate probe failed: no device")
+
+    monkeypatch.setattr(predict, "estimate_job", broken)
+    job = Job.create(**qaoa(max_cost=10.0), in_process=True)
+    assert job.state() == "COMPLETED" and read_prediction(job.folder) is None

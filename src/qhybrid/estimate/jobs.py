@@ -35,7 +35,7 @@ def kwargs_from_spec(spec) -> dict:
 
 
 def preflight(spec, *, force: bool = False):
-    """Predict ``spec`` (or None when that would mean calibrating uninvited); check its budget.
+    """Predict ``spec`` (None when that would mean calibrating uninvited, or the estimate fails); check its budget.
 
     Raises:
         BudgetError: the predicted cost on the job's instances exceeds ``spec.max_cost`` and not ``force``.
@@ -44,9 +44,14 @@ def preflight(spec, *, force: bool = False):
     from qhybrid.estimate.predict import estimate_job
     from qhybrid.estimate.render import format_cost, summary
 
+    from qhybrid.errors import QhybridError
+
     if spec.max_cost is None and cached_calibration() is None:
         return None
-    est = estimate_job(kwargs_from_spec(spec))
+    try:
+        est = estimate_job(kwargs_from_spec(spec))
+    except (QhybridError, OSError):  # a failed probe, an unreadable store: no prediction, the job runs as before
+        return None
     row = est.row(spec.instance_type)
     if spec.max_cost is not None and not force and row.cost_usd is not None and row.cost_usd > spec.max_cost:
         raise BudgetError(f"predicted cost {format_cost(row)} exceeds max_cost ${spec.max_cost:g} "
