@@ -99,7 +99,7 @@ def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
 
     from qhybrid.jobs.instances import local_cores
 
-    threads = local_cores() if device.startswith("local:qhybrid/") and n >= 12 else 1
+    threads = local_cores() if device.startswith("local:qhybrid/") and n >= 10 else 1
     return _median(step, repeats, threads)
 
 

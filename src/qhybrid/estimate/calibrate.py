@@ -19,9 +19,9 @@ from pathlib import Path
 
 from qhybrid.estimate.work import qaoa_work, qml_work
 
-VERSION = 2
+VERSION = 3
 QAOA_SIZES = (10, 16, 18, 20)  # overhead; one thread (m <= 16 runs serially); all threads in and past the cache
-QML_SIZES = (4, 12, 16)  # overhead; rates with states in L2 and in L3
+QML_SIZES = (4, 8, 12, 16)  # overhead; rates at three sizes (threads, L2, L3 change between them)
 QML_BATCH = 16
 
 
@@ -40,6 +40,7 @@ class Calibration:
     qaoa_parallel_small_gflops: float
     qaoa_parallel_gflops: float
     qml_step_s: float
+    qml_small_gflops: float
     qml_gflops: float
     qml_large_gflops: float
     measured: str
@@ -132,8 +133,8 @@ def measure_qaoa() -> tuple[float, float, float, float]:
     return call, serial / 1e9, rates[0] / 1e9, rates[1] / 1e9
 
 
-def measure_qml() -> tuple[float, float, float]:
-    """Per-step overhead (s) and GFLOP/s at 12 and 16 wires of a DressedQNN training step (batch 16)."""
+def measure_qml() -> tuple[float, float, float, float]:
+    """Per-step overhead (s) and GFLOP/s at 8, 12 and 16 wires of a DressedQNN training step (batch 16)."""
     import torch
 
     from qhybrid.jobs.instances import local_cores
@@ -152,13 +153,14 @@ def measure_qml() -> tuple[float, float, float]:
             margin_loss(model(x), y).backward()
             opt.step()
 
-        threads = 1 if n == QML_SIZES[0] else local_cores()  # the small size is overhead: one thread
+        threads = 1 if n < 10 else local_cores()  # below 10 wires the planar kernels run on one thread
         times[n] = min(times[n], _best(step, repeats=5, threads=threads))
-    small, mid, big = (qml_work(n, QML_BATCH) for n in QML_SIZES)
-    rate = (mid.flops - small.flops) / max(1e-9, times[QML_SIZES[1]] - times[QML_SIZES[0]])
-    step_s = max(0.0, times[QML_SIZES[0]] - small.flops / rate)
-    large = big.flops / max(1e-9, times[QML_SIZES[2]] - step_s)
-    return step_s, rate / 1e9, large / 1e9
+    tiny, small, mid, big = (qml_work(n, QML_BATCH) for n in QML_SIZES)
+    rate = (mid.flops - tiny.flops) / max(1e-9, times[QML_SIZES[2]] - times[QML_SIZES[0]])
+    step_s = max(0.0, times[QML_SIZES[0]] - tiny.flops / rate)
+    rates = [w.flops / max(1e-9, times[n] - step_s) for w, n in ((small, QML_SIZES[1]), (mid, QML_SIZES[2]),
+                                                                  (big, QML_SIZES[3]))]
+    return (step_s, *(r / 1e9 for r in rates))
 
 
 def _read_cache(path: Path) -> dict:
@@ -195,13 +197,13 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     cores = local_cores()
     bandwidth = measure_bandwidth()
     call, serial, parallel_small, parallel = isolated("calibrate.measure_qaoa")
-    step_s, qml_rate, qml_large = isolated("calibrate.measure_qml")
+    step_s, qml_small, qml_rate, qml_large = isolated("calibrate.measure_qml")
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
         bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial,
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
-        qml_step_s=step_s, qml_gflops=qml_rate, qml_large_gflops=qml_large,
+        qml_step_s=step_s, qml_small_gflops=qml_small, qml_gflops=qml_rate, qml_large_gflops=qml_large,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )

@@ -60,7 +60,9 @@ def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int 
     core = _core_ratio(machine, cal)
     use = min(batch, cores or machine.cores)
     here = min(batch, cal.cores)
-    rate = _between(n_wires, 12, cal.qml_gflops, 16, cal.qml_large_gflops) * core * use / here
+    measured = (_between(n_wires, 8, cal.qml_small_gflops, 12, cal.qml_gflops) if n_wires < 12 else
+                _between(n_wires, 12, cal.qml_gflops, 16, cal.qml_large_gflops))
+    rate = measured * core * use / here
     per_sample_set = work.working_set_bytes // max(1, batch)
     memory = _memory_seconds(work.bytes, per_sample_set * use, machine)
     return cal.qml_step_s / core + max(work.flops / (rate * 1e9), memory)
