@@ -102,8 +102,8 @@ def test_unknown_checkpoint_job(home, script):
 
 
 def test_max_cost_needs_a_known_price(home, script):
-    _rejected(home, SpecError, "max_cost needs a price for 'ml.m5.large'", device=CPU, source_module=script,
-              max_cost=1.0)
+    _rejected(home, SpecError, "max_cost needs a price for 'ml.c5n.xlarge'", device=CPU, source_module=script,
+              max_cost=1.0, instance_config=InstanceConfig(instanceType="ml.c5n.xlarge"))
 
 
 def test_bad_distribution(home, script):

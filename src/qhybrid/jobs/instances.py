@@ -1,9 +1,12 @@
-"""The instance catalogue (hardware, prices and their sources) and cost arithmetic.
+"""The instance catalogue (hardware, prices with their kind, source and date) and cost arithmetic.
 
-Hardware comes from the packaged ``data/instances.csv``. Only the prices that
-file knows are known; every other price stays unknown (``None``) unless the
-user supplies it in a price file: ``$QHYBRID_PRICES`` or
-``$QHYBRID_HOME/prices.toml`` (default ``~/.qhybrid/prices.toml``)::
+Hardware comes from the packaged ``data/instances.csv`` (its README says how each
+price is known). Only the prices that file knows are known, each with a kind:
+``braket`` (a Braket Hybrid Jobs rate), ``sagemaker-training`` (the SageMaker
+training rate, which Braket's rates equal) or ``approximate`` (an older table,
+shown with ``≈``). Every other price stays unknown (``None``, never zero) unless
+the user supplies it in a price file: ``$QHYBRID_PRICES`` or
+``$QHYBRID_HOME/prices.toml`` (default ``~/.qhybrid/prices.toml``), kind ``user``::
 
     [prices]            # USD per minute of one instance
     "ml.c5.xlarge" = 0.0034
@@ -18,16 +21,27 @@ import io
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
 from qhybrid.errors import InstanceError, closest
 
 
+PRICE_KINDS = ("braket", "sagemaker-training", "approximate", "user")
+
+
 @dataclass(frozen=True)
 class Instance:
-    """One instance type: hardware, price per minute (None = unknown) and its source."""
+    """One instance type: hardware, price per minute (None = unknown) and how the price is known.
+
+    Attributes:
+        gpu_memory_bandwidth_gbs: the GPU model's memory bandwidth (GB/s, vendor figure).
+        cpu_generation: the host CPU generation ("" = unknown).
+        cpu_socket_bandwidth_gbs: that generation's peak memory bandwidth per socket (GB/s).
+        price_kind: one of PRICE_KINDS, "" when the price is unknown.
+        price_date: when the price was seen ("" = not dated).
+    """
 
     type: str
     vcpus: int
@@ -37,10 +51,21 @@ class Instance:
     gpu_memory_gib: float | None = None
     usd_per_minute: float | None = None
     price_source: str = ""
+    gpu_memory_bandwidth_gbs: float | None = None
+    cpu_generation: str = ""
+    cpu_socket_bandwidth_gbs: float | None = None
+    price_kind: str = ""
+    price_date: str = ""
+    note: str = ""
 
     @property
     def usd_per_second(self) -> float | None:
         return None if self.usd_per_minute is None else self.usd_per_minute / 60.0
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the price is approximate (costs computed from it are shown with ``≈``)."""
+        return self.price_kind == "approximate"
 
 
 def home() -> Path:
@@ -124,23 +149,46 @@ def catalogue() -> dict[str, Instance]:
     return dict(_CACHE["catalogue"])
 
 
+def _number(row: dict, key: str) -> float | None:
+    value = (row.get(key) or "").strip()
+    return float(value) if value else None
+
+
+def parse_row(row: dict) -> Instance:
+    """One CSV row as an Instance; a blank price is unknown (None), never zero.
+
+    Raises:
+        InstanceError: a price without a valid kind, or a kind without a price.
+    """
+    name = row["instance_type"]
+    price = _number(row, "usd_per_minute")
+    kind = (row.get("price_kind") or "").strip()
+    if (price is None) != (kind == "") or (kind and kind not in PRICE_KINDS):
+        raise InstanceError(f"instances.csv row {name!r}: price {price!r} with kind {kind!r}; a price needs "
+                            f"a kind among {', '.join(PRICE_KINDS)} and a blank price a blank kind")
+    return Instance(
+        type=name,
+        vcpus=int(row["vcpus"]),
+        memory_gib=float(row["memory_gib"]),
+        gpus=int(row["gpus"] or 0),
+        gpu_model=(row.get("gpu_model") or "").strip(),
+        gpu_memory_gib=_number(row, "gpu_memory_gib_each"),
+        usd_per_minute=price,
+        price_source=(row.get("price_source") or "").strip(),
+        gpu_memory_bandwidth_gbs=_number(row, "gpu_memory_bandwidth_gbs"),
+        cpu_generation=(row.get("cpu_generation") or "").strip(),
+        cpu_socket_bandwidth_gbs=_number(row, "cpu_socket_bandwidth_gbs"),
+        price_kind=kind,
+        price_date=(row.get("price_date") or "").strip(),
+        note=(row.get("note") or "").strip(),
+    )
+
+
 def _build_catalogue() -> dict[str, Instance]:
-    out = {}
-    for row in _packaged_rows():
-        price = row.get("usd_per_minute") or ""
-        out[row["instance_type"]] = Instance(
-            type=row["instance_type"],
-            vcpus=int(row["vcpus"]),
-            memory_gib=float(row["memory_gib"]),
-            gpus=int(row["gpus"] or 0),
-            gpu_model=row.get("gpu_model") or "",
-            gpu_memory_gib=float(row["gpu_memory_gib_each"]) if row.get("gpu_memory_gib_each") else None,
-            usd_per_minute=float(price) if price else None,
-            price_source=row.get("price_source") or "",
-        )
+    out = {row["instance_type"]: parse_row(row) for row in _packaged_rows()}
     for key, value in user_prices(set(out)).items():
-        old = out[key]
-        out[key] = Instance(**{**old.__dict__, "usd_per_minute": value, "price_source": f"user ({price_file()})"})
+        out[key] = replace(out[key], usd_per_minute=value, price_source=f"user ({price_file()})",
+                           price_kind="user", price_date="")
     return out
 
 
@@ -168,7 +216,10 @@ def cost(billed_seconds: float, instance: Instance, count: int = 1) -> float | N
 
 
 def costs_elsewhere(billed_seconds: float, count: int = 1) -> dict[str, float]:
-    """Return what the same run would cost on each instance type with a known price."""
+    """Return what the same run would cost on each priced instance type if it took as long there.
+
+    Equal duration is a crude assumption; :func:`qhybrid.estimate.costs_on_instances` uses the model.
+    """
     return {
         name: cost(billed_seconds, inst, count)
         for name, inst in sorted(catalogue().items())
@@ -204,13 +255,18 @@ def threads_for(instance: Instance, processes: int = 1, count: int = 1) -> int:
 
 
 def format_price(inst: Instance) -> str:
-    return "unknown" if inst.usd_per_minute is None else f"{inst.usd_per_minute:.5f}"
+    """USD per minute, ``≈`` before an approximate one, ``unknown`` when unknown."""
+    if inst.usd_per_minute is None:
+        return "unknown"
+    return ("≈" if inst.approximate else "") + f"{inst.usd_per_minute:.5f}"
 
 
-def format_usd(value: float | None) -> str:
+def format_usd(value: float | None, approximate: bool = False) -> str:
+    """``$0.0123`` (``≈$0.0123`` from an approximate price); ``unknown (no price)`` for None."""
     if value is None:
         return "unknown (no price)"
-    return f"${value:.6f}" if value < 0.01 else f"${value:.4f}"
+    mark = "≈" if approximate else ""
+    return mark + (f"${value:.6f}" if value < 0.01 else f"${value:.4f}")
 
 
 def ceil_seconds(seconds: float) -> int:

@@ -98,6 +98,7 @@ class Job:
         processes_per_instance: int | None = None,
         in_process: bool = False,
         address: str | None = None,
+        force: bool = False,
         _extra: dict | None = None,
     ) -> "Job":
         """Validate, snapshot and start a job (Braket's ``AwsQuantumJob.create`` keywords).
@@ -122,12 +123,15 @@ class Job:
             address: with ``backend="ray"``, the Ray cluster (``HOST:PORT``, ``auto``,
                 ``ray://HOST:10001``); None: ``$QHYBRID_RAY_ADDRESS``, ``$RAY_ADDRESS``,
                 else a local cluster on 127.0.0.1 (docs/ray.md).
+            force: submit even when the predicted cost exceeds ``max_cost`` (the job is still
+                stopped when its running cost reaches it).
 
         Returns:
             The Job (already finished when ``in_process`` or ``wait_until_complete``).
 
         Raises:
             SpecError, InstanceError, DeviceError: bad input; nothing is written.
+            BudgetError: the predicted cost exceeds ``max_cost`` (a SpecError); nothing is written.
         """
         spec = build_spec(
             device=device, source_module=source_module, entry_point=entry_point, job_name=job_name,
@@ -143,9 +147,14 @@ class Job:
             from qhybrid.jobs.backends.ray import check_submission
 
             check_submission(spec)  # ClusterError now (unreachable, can never fit), before anything is written
+        from qhybrid.estimate import jobs as estimates
+
+        prediction = estimates.preflight(spec, force=force)  # BudgetError before anything is written
         spec = cls._reserve(spec, generated=job_name is None)
         job = cls(spec.name)
         environment.record(job.folder, source=source_module)
+        if prediction is not None:
+            estimates.write_prediction(job.folder, prediction)
         if in_process:
             from qhybrid.jobs.backends import inprocess
             from qhybrid.jobs.supervisor import Supervisor
@@ -191,6 +200,31 @@ class Job:
         _SUPERVISORS[self.name] = proc
         started = procs.start_time(proc.pid) or "exited"  # already gone: never mistake a reused pid for it
         store.update(self.name, supervisor_pid=proc.pid, supervisor_start=started)
+
+    @classmethod
+    def estimate(cls, device: str, source_module, entry_point: str | None = None, hyperparameters: dict | None = None,
+                 instance_config: InstanceConfig | None = None, distribution: str | None = None, *,
+                 processes_per_instance: int | None = None, input_data=None, instances=None,
+                 gpu: bool = False, cpu: bool = False):
+        """Predict memory, time and cost of ``Job.create`` with these keywords, here and on instance types.
+
+        Nothing is submitted or written (but the calibration and probe cache).
+
+        Returns:
+            A :class:`qhybrid.estimate.Estimate` (``.row("ml.m5.2xlarge").cost_usd``, ``render(est)``).
+
+        Raises:
+            SpecError, InstanceError, DeviceError: bad input, as ``Job.create`` would raise.
+        """
+        from qhybrid.estimate import estimate_job
+        from qhybrid.estimate.jobs import kwargs_from_spec
+
+        spec = build_spec(device=device, source_module=source_module, entry_point=entry_point, job_name=None,
+                          hyperparameters=hyperparameters, input_data=input_data, instance_config=instance_config,
+                          copy_checkpoints_from_job=None, distribution=distribution, max_runtime=None,
+                          max_cost=None, backend="local", processes_per_instance=processes_per_instance,
+                          in_process=False, extra=None, address=None)
+        return estimate_job(kwargs_from_spec(spec), instances=instances, gpu=gpu, cpu=cpu)
 
     # -- lookup ---------------------------------------------------------------
     @classmethod
@@ -347,11 +381,18 @@ class Job:
         cost = row["cost"] if row["state"] in TERMINAL else None
         if cost is None and inst is not None and billed is not None:
             cost = instances.cost(billed, inst, count)
-        try:
-            elsewhere = {k: v for k, v in instances.costs_elsewhere(billed or 0, count).items()
-                         if k != (spec.instance_type if spec else row["instance_type"])} if billed else {}
-        except QhybridError:  # a broken price file never hides a job
-            elsewhere = {}
+        measured = row["ended"] - row["started"] if row["ended"] and row["started"] else None
+        versus = {"predicted": None, "measured_over_predicted": None, "measured_seconds_per_iteration": None,
+                  "cost_on_other_instances_usd": {}, "cost_on_other_instances_basis": None}
+        if spec is not None:
+            from qhybrid.estimate.jobs import compare, read_prediction
+
+            try:
+                versus = compare(read_prediction(self.folder), instance_type=spec.instance_type,
+                                 measured_seconds=measured, billed_seconds=billed, instance_count=count,
+                                 folder=self.folder)
+            except QhybridError:  # a broken price file never hides a job
+                pass
         return {
             "name": self.name,
             "state": row["state"],
@@ -368,7 +409,13 @@ class Job:
             "billed_seconds": billed,
             "price_usd_per_minute": inst.usd_per_minute if inst else None,
             "estimated_cost_usd": cost,
-            "cost_on_other_instances_usd": elsewhere,
+            "price_kind": inst.price_kind if inst else None,
+            "predicted": versus["predicted"],
+            "measured_seconds": measured,
+            "measured_over_predicted": versus["measured_over_predicted"],
+            "measured_seconds_per_iteration": versus["measured_seconds_per_iteration"],
+            "cost_on_other_instances_usd": versus["cost_on_other_instances_usd"],
+            "cost_on_other_instances_basis": versus["cost_on_other_instances_basis"],
             "failure_reason": row["reason"] if row["state"] != JobState.COMPLETED else None,
             "traceback_tail": row["traceback"],
             "folder": str(self.folder),

@@ -1,0 +1,89 @@
+"""Seconds per iteration of a :class:`~qhybrid.estimate.work.Work` on a :class:`~qhybrid.estimate.hardware.Machine`.
+
+CPU (our numba engines): ``calls x call overhead + max(arithmetic, memory)``.
+The arithmetic rate is this machine's measured one (:mod:`.calibrate`) scaled by
+the ratio of peak figures (per core for a one-thread sweep, all cores else);
+the memory term counts only when the working set exceeds the last-level cache.
+The overhead scales with one core's speed.
+
+GPU (torch on CUDA): ``launches x LAUNCH_S + max(bytes / (GPU bandwidth x
+GPU_BW_EFFICIENCY), flops / (peak x GPU_FLOP_EFFICIENCY))`` - an uncalibrated
+model (no GPU measured yet), labelled so in the estimate's notes.
+
+Data parallel: each rank computes its local batch; a ring all-reduce of the
+parameters adds ``2 (W - 1) / W x bytes / link + 2 (W - 1) x latency``, over
+the GPUs' link within one instance and the network between instances.
+"""
+from __future__ import annotations
+
+LAUNCH_S = 10e-6
+GPU_BW_EFFICIENCY = 0.75
+GPU_FLOP_EFFICIENCY = 0.5
+ALLREDUCE_LATENCY_S = {"intra": 30e-6, "network": 100e-6}
+STEP_OVERHEAD_GPU_S = 3e-3  # autograd, Adam and the classical layers of one step, on the host
+
+
+def _core_ratio(machine, cal) -> float:
+    """How much faster one core of ``machine`` is than one core here."""
+    return machine.core_gflops / max(1e-9, cal.peak_gflops / cal.cores)
+
+
+def _between(x: float, x0: float, y0: float, x1: float, y1: float) -> float:
+    """Linear interpolation of a measured rate, held at the ends."""
+    if x <= x0:
+        return y0
+    if x >= x1:
+        return y1
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def _memory_seconds(bytes_, working_set, machine) -> float:
+    return bytes_ / (machine.bandwidth_gbs * 1e9) if working_set > machine.l3_bytes else 0.0
+
+
+def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
+    """One QAOA energy+gradient with the fused numba sweep (one thread up to 16 simulated qubits)."""
+    from qhybrid.qaoa.simulator import QAOA
+
+    core = _core_ratio(machine, cal)
+    if simulated_qubits <= QAOA.SERIAL_BITS:
+        rate = cal.qaoa_serial_gflops * core
+    else:  # measured at 17 and 19 simulated qubits (18 and 20 Max-Cut nodes)
+        here = _between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+        rate = here * machine.peak_gflops / cal.peak_gflops
+    compute = work.flops / (rate * 1e9)
+    return work.calls * cal.qaoa_call_s / core + max(compute, _memory_seconds(work.bytes, work.working_set_bytes, machine))
+
+
+def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None) -> float:
+    """One DressedQNN step on ``batch`` local samples, each sample on a core (at most ``cores``)."""
+    core = _core_ratio(machine, cal)
+    use = min(batch, cores or machine.cores)
+    here = min(batch, cal.cores)
+    measured = (_between(n_wires, 8, cal.qml_small_gflops, 12, cal.qml_gflops) if n_wires < 12 else
+                _between(n_wires, 12, cal.qml_gflops, 16, cal.qml_large_gflops))
+    rate = measured * core * use / here
+    per_sample_set = work.working_set_bytes // max(1, batch)
+    memory = _memory_seconds(work.bytes, per_sample_set * use, machine)
+    return cal.qml_step_s / core + max(work.flops / (rate * 1e9), memory)
+
+
+def gpu_seconds(work, machine, *, overhead_s: float = 0.0) -> float:
+    """One iteration of the torch engine on one GPU of ``machine``."""
+    peak = machine.gpu_fp64_gflops if work.dtype == "complex128" else machine.gpu_fp32_gflops
+    memory = work.bytes / (machine.gpu_bandwidth_gbs * 1e9 * GPU_BW_EFFICIENCY)
+    compute = work.flops / (peak * 1e9 * GPU_FLOP_EFFICIENCY)
+    return overhead_s + work.calls * LAUNCH_S + max(memory, compute)
+
+
+def allreduce_seconds(params: int, *, world: int, instance_count: int, machine, gpu: bool) -> float:
+    """A ring all-reduce of ``params`` float64 gradients over ``world`` ranks on ``instance_count`` instances."""
+    if world <= 1:
+        return 0.0
+    nbytes = 8 * params
+    if instance_count > 1:
+        link, latency = machine.network_gbs, ALLREDUCE_LATENCY_S["network"]
+    else:
+        link = machine.gpu_link_gbs if gpu else machine.bandwidth_gbs
+        latency = ALLREDUCE_LATENCY_S["intra"]
+    return 2 * (world - 1) / world * nbytes / (link * 1e9) + 2 * (world - 1) * latency

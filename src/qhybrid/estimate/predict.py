@@ -1,0 +1,301 @@
+"""Predictions for a job before it runs: one row for this machine and one per instance type.
+
+``estimate_job(job_kwargs)`` takes ``Job.create``'s keywords (what ``qhybrid
+qaoa|qml|run`` build) and returns an :class:`Estimate`: per target, whether the
+run fits in memory (bytes needed vs RAM or GPU memory), seconds per iteration,
+total time and total cost for ``instanceCount`` instances, and how the time is
+known (``model``, ``probe``, ``history`` or ``unknown``). Nothing is run but the
+one-off calibration and PennyLane probes, nothing is written but their cache.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from qhybrid.errors import SpecError
+
+MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
+STARTUP_S = 5.0  # a job's fixed seconds here: interpreter, imports, supervisor, the graph or data
+
+
+@dataclass(frozen=True)
+class Row:
+    """One target's prediction (None = unknown)."""
+
+    target: str
+    device: str
+    count: int
+    fits: bool | None
+    needed_bytes: int | None
+    available_bytes: int | None
+    seconds_per_iteration: float | None
+    total_seconds: float | None
+    cost_usd: float | None
+    approximate: bool
+    method: str
+    price_kind: str = ""
+    price_date: str = ""
+    price_source: str = ""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A job's predictions, rows sorted by cost (unknown costs last, then by time)."""
+
+    workload: str
+    device: str
+    instance_type: str
+    instance_count: int
+    world_size: int
+    iterations: int | None
+    rows: tuple[Row, ...]
+    cheapest: str | None = None
+    fastest: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def row(self, target: str) -> Row:
+        """The row of ``target`` (``local`` or an instance type). Raises SpecError if absent."""
+        for r in self.rows:
+            if r.target == target:
+                return r
+        raise SpecError(f"no estimate for {target!r}; estimated: {', '.join(r.target for r in self.rows)}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Job:
+    workload: str  # qaoa | qml | script
+    device: str
+    settings: object
+    kwargs: dict
+    history: object = None  # a script's History (None: none, or not a script)
+
+
+def _identify(job_kwargs: dict) -> _Job:
+    from qhybrid.devices import parse_device
+    import qhybrid.workloads.qaoa as wq
+    import qhybrid.workloads.qml as wm
+
+    device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
+    if device not in MODELLED_ONLY:  # lightning.gpu may be estimated where it is not installed
+        device = str(parse_device(device))
+    source = job_kwargs.get("source_module")
+    if source is None:
+        raise SpecError("the job has no source_module to estimate")
+    src = Path(source).resolve() if not callable(source) else None
+    hp = {str(k): str(v) for k, v in (job_kwargs.get("hyperparameters") or {}).items()}
+    for module, name in ((wq, "qaoa"), (wm, "qml")):
+        if src is not None and src == Path(module.__file__).resolve() and job_kwargs.get("entry_point") in (None, name):
+            return _Job(name, device, module.parse_settings(hp), job_kwargs)
+    from qhybrid.estimate.history import script_history
+
+    hist = script_history(source=source, entry_point=job_kwargs.get("entry_point"), device=device,
+                          hyperparameters=hp) if src is not None else None
+    return _Job("script", device, None, job_kwargs, hist)
+
+
+def _device_on(device: str, machine, *, own: bool = False) -> tuple[str, bool]:
+    """The device a row runs, and whether it uses a GPU: on the job's own instance type and here the
+    job's device; elsewhere qhybrid.cpu/gpu follow the target's GPUs."""
+    if own:
+        return device, device.endswith(("qhybrid.gpu", "lightning.gpu", "lightning.tensor"))
+    if device.startswith("local:qhybrid/"):
+        return ("local:qhybrid/qhybrid.gpu", True) if machine.gpus else ("local:qhybrid/qhybrid.cpu", False)
+    return device, device.endswith(("lightning.gpu", "lightning.tensor"))
+
+
+def _targets(names, gpu, cpu) -> list:
+    from qhybrid.jobs.instances import catalogue, get_instance
+
+    if names:
+        return [get_instance(n) for n in names]
+    insts = sorted(catalogue().values(), key=lambda i: i.type)
+    if gpu:
+        insts = [i for i in insts if i.gpus]
+    if cpu:
+        insts = [i for i in insts if not i.gpus]
+    return insts
+
+
+def _iterations(job: _Job) -> int | None:
+    s = job.settings
+    if job.workload == "qaoa":
+        return s.iterations + 1  # + the final energy and the probabilities at the end
+    if job.workload == "qml":
+        return s.epochs * math.ceil(s.ndata / s.batch_size)
+    return None
+
+
+def _world(job: _Job, machine, count: int, gpu: bool) -> int:
+    if not job.kwargs.get("distribution"):
+        return 1
+    ppi = job.kwargs.get("processes_per_instance") or (machine.gpus if gpu and machine.gpus else 1)
+    return count * max(1, ppi)
+
+
+def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, own: bool = False) -> Row:
+    from qhybrid.estimate import model, work
+
+    device, gpu = _device_on(job.device, machine, own=own)
+    notes = list(machine.assumed)
+    world = _world(job, machine, count, gpu)
+    per_machine = max(1, world // count)
+    if gpu and not machine.gpus:
+        return _priced(Row(machine.name, device, count, False, None, None, None, None, None, False, "model",
+                           notes=(f"{device} needs a GPU; {machine.name} has none",)), inst)
+    s, method, seconds, need = job.settings, "model", None, None
+    dtype = getattr(s, "dtype", "complex128")
+    if job.workload == "qaoa":
+        w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
+        need = w.memory_bytes
+        if job.device.startswith("local:qhybrid/"):
+            m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
+            seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
+            if gpu:
+                notes.append("GPU model not calibrated on a GPU yet")
+        else:
+            method = "model" if gpu else "probe"  # lightning.gpu is modelled, lightning.qubit & co probed
+            need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
+            seconds = _pennylane(job, machine, cal, gpu, notes)
+    elif job.workload == "qml":
+        local_batch = max(1, s.batch_size // world)
+        w = work.qml_work(s.nwires, local_batch, dtype=dtype)
+        need = w.memory_bytes
+        if job.device.startswith("local:qhybrid/"):
+            seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
+                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires,
+                                               cores=machine.cores // per_machine or 1))
+            if gpu:
+                notes.append("GPU model not calibrated on a GPU yet")
+        else:
+            method = "model" if gpu else "probe"
+            need = 3 * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES  # a TorchLayer runs sample by sample
+            seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
+        if seconds is not None and world > 1:
+            seconds += model.allreduce_seconds(w.params, world=world, instance_count=count, machine=machine, gpu=gpu)
+            notes.append(f"data parallel over {world} ranks (all-reduce of {w.params} parameters)")
+    else:
+        return _priced(_script_row(job, machine, cal, count, device), inst)
+    if gpu:
+        available = int(0.95 * machine.gpu_memory_bytes)
+        need_here = need - work.RUNTIME_BYTES + 600 * 2**20  # the states on the GPU, the CUDA context
+    else:
+        available = int(0.8 * machine.memory_bytes)
+        need_here = need * per_machine
+    total = None if seconds is None or iterations is None else STARTUP_S + iterations * seconds
+    fits = need_here <= available if available else None
+    if fits is False:
+        notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
+    return _priced(Row(machine.name, device, count, fits, need_here, available, seconds, total, None, False,
+                       method, notes=tuple(notes)), inst)
+
+
+def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:
+    from qhybrid.estimate import probe
+    from qhybrid.estimate.model import _core_ratio
+    from qhybrid.estimate.work import ITEM
+
+    s = job.settings
+    n = s.n_nodes if job.workload == "qaoa" else s.nwires
+    edges = getattr(s, "n_edges", 0)
+    layers = getattr(s, "n_layers", 2)
+    item = ITEM[getattr(s, "dtype", "complex128")]
+    if gpu:
+        notes.append("lightning.gpu modelled (one state pass per gate), not probed")
+        return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
+                                           machine=machine, item=item)
+    pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch)
+    notes.append(f"probe: {pr.device} timed here at {', '.join(map(str, pr.sizes))} qubits, scaled by 2^n x gates")
+    return probe.probe_seconds(pr, n=n, edges=edges, layers=layers, state_bytes=2**n * item,
+                               l3_bytes=machine.l3_bytes, core_ratio=_core_ratio(machine, cal))
+
+
+def _script_row(job: _Job, machine, cal, count: int, device: str) -> Row:
+    from qhybrid.estimate.model import _core_ratio
+
+    hist = job.history
+    if hist is None:
+        return Row(machine.name, device, count, None, None, None, None, None, None, False, "unknown",
+                   notes=("no earlier job of this source and hyperparameters: time unknown",))
+    total = hist.seconds / _core_ratio(machine, cal)
+    per = total / hist.iterations if hist.iterations else None
+    return Row(machine.name, device, count, None, None, None, per, total, None, False, "history",
+               notes=(f"history: {len(hist.jobs)} earlier job(s) here, median {hist.seconds:.1f} s",))
+
+
+def _priced(row: Row, inst) -> Row:
+    from dataclasses import replace
+
+    from qhybrid.jobs import instances
+
+    if inst is None:  # this machine: no bill
+        return replace(row, cost_usd=0.0 if row.total_seconds is not None else None, price_kind="local")
+    billed = None if row.total_seconds is None else instances.ceil_seconds(row.total_seconds)
+    cost = None if billed is None else instances.cost(billed, inst, row.count)
+    return replace(row, cost_usd=cost, approximate=inst.approximate, price_kind=inst.price_kind,
+                   price_date=inst.price_date, price_source=inst.price_source)
+
+
+def _order(row: Row):
+    runs = row.fits is not False and row.total_seconds is not None
+    return (not runs, row.cost_usd is None, row.cost_usd or 0.0, row.total_seconds or math.inf, row.target)
+
+
+def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bool = False,
+                 calibration=None, local: bool = True) -> Estimate:
+    """Predict a job's memory, time and cost here and on instance types, before it runs.
+
+    Args:
+        job_kwargs: ``Job.create`` keywords (device, source_module, entry_point, hyperparameters,
+            instance_config, distribution, processes_per_instance, ...).
+        instances: instance type names to estimate (default: all, or the GPU / CPU ones).
+        gpu, cpu: only GPU instance types / only CPU ones.
+        calibration: a :class:`~qhybrid.estimate.calibrate.Calibration` (default: this machine's, cached).
+        local: include the row for this machine.
+
+    Returns:
+        An :class:`Estimate`; its row for the job's own instance type is always present.
+
+    Raises:
+        SpecError, InstanceError, DeviceError: bad keywords (as ``Job.create`` would raise).
+
+    Example:
+        >>> est = estimate_job(qaoa_kwargs)             # doctest: +SKIP
+        >>> est.row("ml.m5.2xlarge").cost_usd           # doctest: +SKIP
+    """
+    from qhybrid.estimate.calibrate import local_calibration
+    from qhybrid.estimate.hardware import instance_machine, local_machine
+    from qhybrid.jobs import InstanceConfig
+    from qhybrid.jobs.instances import get_instance
+
+    if gpu and cpu:
+        raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
+    job = _identify(job_kwargs)
+    ic = job_kwargs.get("instance_config") or InstanceConfig()
+    own = get_instance(ic.instanceType)
+    # a script without history needs no calibration (nothing to scale): none is measured for it
+    cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
+    iterations = _iterations(job)
+    insts = _targets(instances, gpu, cpu)
+    if own.type not in {i.type for i in insts}:
+        insts.append(own)
+    rows = [_row(job, instance_machine(i), i, cal, ic.instanceCount, iterations, own=i.type == own.type)
+            for i in insts]
+    if local:
+        rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
+    rows.sort(key=_order)
+    runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
+    priced = [r for r in runnable if r.cost_usd is not None and r.target != "local"]
+    cheapest = min(priced, key=lambda r: r.cost_usd).target if priced else None
+    fastest = min(runnable, key=lambda r: r.total_seconds).target if runnable else None
+    machine = instance_machine(own)
+    _, uses_gpu = _device_on(job.device, machine, own=True)
+    return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
+                    instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
+                    iterations=iterations, rows=tuple(rows), cheapest=cheapest, fastest=fastest,
+                    notes=() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
+                                                  f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",))

@@ -1,0 +1,174 @@
+"""PennyLane devices, whose work we cannot count: a probe timed here, scaled by 2^n.
+
+The probe runs the workload's own circuit on the device at three small sizes
+(``m - 4``, ``m - 2``, ``m``, ``m`` at most 18 qubits for QAOA and 12 wires for
+QML; a few iterations each), fits
+``t = a + c x gates(m) + b x W(m)`` with ``W(m) = 2^m x gates(m)`` (per-call
+overhead ``a``, per-gate overhead ``c``, per-amplitude-gate cost ``b``; least
+squares, a negative term dropped) and extrapolates to the requested size; once
+its three states outgrow the last-level cache each amplitude costs ``CACHE_CLIFF`` times more (lightning.qubit, PERF_NOTES:
+18 -> 20 qubits grows 6.5x where W grows 4.4x). On another machine the time
+scales with one core's peak (lightning.qubit's gate kernels run on one
+thread). Results are cached beside the calibration, keyed by device, workload
+and sizes. Every figure built on a probe is labelled ``probe``.
+
+lightning.gpu cannot be probed without a GPU: it is modelled as one pass over
+the state per gate (read + write) and per observable term at the GPU's
+bandwidth, plus a launch each (labelled ``model``, not calibrated on a GPU).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key
+
+CACHE_CLIFF = 1.5
+PROBE_MAX = {"qaoa": 18, "qml": 12}
+STATES = 3  # a PennyLane adjoint run holds about three states (psi, lambda, H psi)
+GPU_GATE_LAUNCH_S = 20e-6
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A fitted probe: ``seconds(m) = overhead_s + per_gate_s x gates(m) + per_unit_s x W(m)``."""
+
+    device: str
+    workload: str
+    sizes: tuple[int, ...]
+    seconds: tuple[float, ...]
+    overhead_s: float
+    per_gate_s: float
+    per_unit_s: float
+
+
+def gates(workload: str, m: int, *, n: int, edges: int = 0, layers: int = 2) -> int:
+    """Gates of the workload's PennyLane circuit at ``m`` qubits (edges kept at the density of ``n``)."""
+    if workload == "qaoa":
+        return qaoa_gates(m, round(edges * m / max(1, n)), layers)
+    return qml_gates_pennylane(m)
+
+
+def fit(sizes, seconds, *, workload: str, n: int, edges: int = 0, layers: int = 2) -> tuple[float, float, float]:
+    """Least-squares ``(a, c, b)`` of ``t = a + c gates + b W``, dropping negative terms (then refitting)."""
+    import numpy as np
+
+    cols = np.array([[1.0, gates(workload, m, n=n, edges=edges, layers=layers),
+                      units(workload, m, n=n, edges=edges, layers=layers)] for m in sizes])
+    t = np.asarray(seconds, dtype=float)
+    keep = [0, 1, 2]
+    while True:
+        coef, *_ = np.linalg.lstsq(cols[:, keep], t, rcond=None)
+        if (coef >= 0).all() or len(keep) == 1:
+            out = [0.0, 0.0, 0.0]
+            for k, v in zip(keep, coef):
+                out[k] = max(0.0, float(v))
+            return tuple(out)
+        keep.pop(int(np.argmin(coef)))
+
+
+def qaoa_gates(n: int, edges: int, layers: int) -> int:
+    """Gates of PennyLane's QAOA circuit: Hadamards, then per layer one ZZ term per edge and one RX per wire."""
+    return n + layers * (edges + n)
+
+
+def qml_gates_pennylane(n: int) -> int:
+    """Gates of the CCQC TorchLayer: embedding, two layers of Rot + CRot decompositions (5 gates), final Rot."""
+    return n + 2 * (n + 5 * n) + 1
+
+
+def units(workload: str, m: int, *, n: int, edges: int = 0, layers: int = 2) -> float:
+    """W(m): amplitudes x gates of the workload at ``m`` qubits (edges kept at the density of ``n``)."""
+    if workload == "qaoa":
+        e = round(edges * m / max(1, n))
+        return 2.0**m * qaoa_gates(m, e, layers)
+    return 2.0**m * qml_gates_pennylane(m)
+
+
+def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
+    """Best seconds of one energy+gradient of the QAOA workload's circuit on ``device`` at ``m`` qubits."""
+    from qhybrid.workloads.qaoa import make_simulator, parse_settings
+    import networkx as nx
+
+    settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
+    sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, device)
+    params = [[0.3] * layers, [0.4] * layers]
+    return _best(lambda: sim.energy_and_grad(params), repeats=3)
+
+
+def time_qml(device: str, m: int, batch: int) -> float:
+    """Best seconds of one DressedQNN training step with the PennyLane layer on ``device``."""
+    import torch
+
+    from qhybrid.devices import parse_device
+    from qhybrid.qml import DressedQNN, margin_loss
+    from qhybrid.qml.reference import pennylane_layer
+
+    layer = pennylane_layer(m, parse_device(device).name)
+    model = DressedQNN(m, qlayer=layer)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    x = torch.rand(batch, 60, dtype=torch.float64)
+    y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
+
+    def step():
+        opt.zero_grad()
+        margin_loss(model(x), y).backward()
+        opt.step()
+
+    return _best(step, repeats=2)
+
+
+def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
+    """Best seconds of one iteration at each size (run by :func:`probe` in a fresh interpreter)."""
+    if workload == "qaoa":
+        return [time_qaoa(device, m, e, layers) for m, e in zip(sizes, edges)]
+    return [time_qml(device, m, batch) for m in sizes]
+
+
+def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 4) -> Probe:
+    """Fit (or read from the cache) the probe of ``device`` for a workload of ``n`` qubits.
+
+    Raises:
+        DeviceError: the device cannot be built here.
+    """
+    top = max(6, min(n, PROBE_MAX[workload]))
+    sizes = (top - 4, top - 2, top)
+    density = tuple(round(edges * m / max(1, n)) for m in sizes)
+    key = f"probe | {device} | {workload} | sizes {sizes} | edges {density} | p {layers} | batch {batch} | {machine_key()}"
+    path = cache_path()
+    cached = _read_cache(path)
+    if key in cached:
+        d = cached[key]
+        return Probe(d["device"], d["workload"], tuple(d["sizes"]), tuple(d["seconds"]), d["overhead_s"],
+                     d["per_gate_s"], d["per_unit_s"])
+    times = tuple(isolated("probe.time_sizes", device, workload, list(sizes), list(density), layers, batch))
+    overhead, per_gate, per_unit = fit(sizes, times, workload=workload, n=n, edges=edges, layers=layers)
+    result = Probe(device, workload, sizes, times, overhead, per_gate, per_unit)
+    cached[key] = {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
+                   "overhead_s": overhead, "per_gate_s": per_gate, "per_unit_s": per_unit, "measured": time.time()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cached, indent=1), encoding="utf-8")
+    tmp.replace(path)
+    return result
+
+
+def probe_seconds(pr: Probe, *, n: int, edges: int = 0, layers: int = 2, state_bytes: int, l3_bytes: int,
+                  core_ratio: float = 1.0) -> float:
+    """The probe's seconds at ``n`` qubits on a machine whose cores are ``core_ratio`` times ours."""
+    per_unit = pr.per_unit_s * (CACHE_CLIFF if STATES * state_bytes > l3_bytes else 1.0)
+    g = gates(pr.workload, n, n=n, edges=edges, layers=layers)
+    w = units(pr.workload, n, n=n, edges=edges, layers=layers)
+    return (pr.overhead_s + pr.per_gate_s * g + per_unit * w) / core_ratio
+
+
+def lightning_gpu_seconds(workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 1,
+                          machine, item: int = 16) -> float:
+    """lightning.gpu modelled: per gate one read+write of the state at the GPU's bandwidth, plus a launch."""
+    gates = qaoa_gates(n, edges, layers) if workload == "qaoa" else qml_gates_pennylane(n)
+    sweeps = 3 if workload == "qaoa" else 3 * batch  # forward, adjoint (psi and lambda)
+    terms = edges if workload == "qaoa" else batch  # the observable's terms: one pass each for H|psi>
+    per_gate = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
+    return (sweeps * gates + terms) * per_gate + (0.0 if workload == "qaoa" else 3e-3)
+

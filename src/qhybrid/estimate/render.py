@@ -1,0 +1,106 @@
+"""An :class:`~qhybrid.estimate.predict.Estimate` as a table (Rich) or one JSON document.
+
+Shared by ``qhybrid estimate`` and ``--dry-run`` on ``qaoa``, ``qml`` and ``run``.
+"""
+from __future__ import annotations
+
+import json
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n / 2**30:.1f}G" if n >= 2**30 else f"{n / 2**20:.0f}M"
+
+
+def _seconds(s: float | None) -> str:
+    if s is None:
+        return "unknown"
+    if s < 1:
+        return f"{s * 1000:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def format_cost(row) -> str:
+    """``$0.0123`` / ``≈$0.0123`` (approximate price) / ``unknown``; ``-`` for this machine."""
+    from qhybrid.jobs.instances import format_usd
+
+    if row.target == "local":
+        return "-"
+    if row.cost_usd is None:
+        return "unknown" if row.total_seconds is not None or row.price_kind == "" else "unknown time"
+    return format_usd(row.cost_usd, row.approximate)
+
+
+def _fits(row) -> str:
+    return {True: "yes", False: "NO", None: "?"}[row.fits]
+
+
+def rows_as_text(est) -> list[list[str]]:
+    """The table's cells, one list per row (header first)."""
+    out = [["target", "device", "fits", "memory", "s/iter", "total", f"cost x{est.instance_count}", "how", ""]]
+    for r in est.rows:
+        marks = " ".join(m for m, who in (("cheapest", est.cheapest), ("fastest", est.fastest)) if who == r.target)
+        out.append([r.target, r.device.rsplit("/", 1)[-1], _fits(r),
+                    f"{_bytes(r.needed_bytes)}/{_bytes(r.available_bytes)}", _seconds(r.seconds_per_iteration),
+                    _seconds(r.total_seconds), format_cost(r), r.method, marks])
+    return out
+
+
+def render(est, *, console=None) -> None:
+    """Print the estimate as a table (stdout) with its notes below."""
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped: wide enough for every column, no wrapping
+            console = Console(width=170)
+    iters = "unknown" if est.iterations is None else str(est.iterations)
+    table = Table(title=f"{est.workload} on {est.device.replace('local:', '')}: {iters} iterations, "
+                        f"{est.instance_count} x {est.instance_type}, world size {est.world_size}")
+    head, *body = rows_as_text(est)
+    for name in head:
+        table.add_column(name, justify="right" if name in ("s/iter", "total") or name.startswith("cost") else "left")
+    for cells in body:
+        table.add_row(*cells)
+    console.print(table)
+    for note in est.notes:
+        console.print(f"[dim]{note}[/dim]")
+    own = est.row(est.instance_type)
+    for note in own.notes:
+        console.print(f"[dim]{est.instance_type}: {note}[/dim]")
+    if any(r.approximate for r in est.rows):
+        console.print("[dim]≈: an approximate price (an older table; see `qhybrid instances`)[/dim]")
+
+
+def to_json(est) -> str:
+    """One JSON document of the whole estimate."""
+    return json.dumps(est.to_dict())
+
+
+def summary(est) -> str:
+    """One line for the job's own instance type (the pre-flight message, ``jobs show``)."""
+    r = est.row(est.instance_type)
+    return (f"predicted on {est.instance_count} x {r.target}: {_seconds(r.seconds_per_iteration)}/iteration, "
+            f"{_seconds(r.total_seconds)}, {format_cost(r)} ({r.method})")
+
+
+def predicted_line(info: dict) -> str | None:
+    """``jobs show``'s line of a ``Job.describe()`` dict: predicted beside measured (None: no prediction)."""
+    pred = info.get("predicted")
+    if not pred:
+        return None
+    text = (f"predicted {_seconds(pred['total_seconds'])} ({_seconds(pred['seconds_per_iteration'])}/iteration, "
+            f"{pred['method']})")
+    if info.get("measured_seconds") is not None:
+        text += f", measured {_seconds(info['measured_seconds'])}"
+        if info.get("measured_seconds_per_iteration") is not None:
+            text += f" ({_seconds(info['measured_seconds_per_iteration'])}/iteration)"
+        if info.get("measured_over_predicted"):
+            text += f", {info['measured_over_predicted']:.2f}x the prediction"
+    return text

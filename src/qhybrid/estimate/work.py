@@ -1,0 +1,169 @@
+"""Work per iteration of our engines: kernel calls, state passes, bytes moved, arithmetic, memory.
+
+Counted from the engines' structure (``qaoa/ADJOINT.md``, ``qml/adjoint.py``), as
+functions of qubits, layers, batch and dtype; tests check the call and pass
+counts against what the engines really do at small sizes.
+
+QAOA (numba, CPU), one energy+gradient on ``m`` simulated qubits (``n - 1`` for
+Max-Cut, whose flip symmetry halves the state): forward ``p`` low passes (cost
+phase + low butterflies) and ``p`` high passes (high butterflies, mixer
+diagonal, butterflies), one last low pass (energy, ``lambda = C psi``);
+backward ``p`` high and ``p`` low passes: ``4p + 1`` kernel calls over the
+state. Bytes as in ``benchmarks/qaoa.py``'s ``bytes_moved`` (stored-state sweep
+when its ``2p + 1`` states fit ``QAOA.STORE_BUDGET``, else the un-apply sweep).
+Arithmetic per amplitude: a butterfly is 2 flops per amplitude per bit, a
+diagonal 6.
+
+QAOA (torch, CUDA): the transform as ``ceil(m / 6)`` real matmuls with a 64x64
+Hadamard block (128 flops per real entry per group), each a read and a write.
+
+QML (DressedQNN, CCQC on ``n`` wires), one optimizer step on a local batch of
+``B`` samples: per sample the product state, ``G`` 2x2 gates (controlled ones
+touch half the state), then the adjoint sweep (uncompute psi, reduce, uncompute
+lambda per gate), planar copies in and out; 14 flops per touched amplitude per
+gate application, 16 per reduction.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+ITEM = {"complex128": 16, "complex64": 8}
+RUNTIME_BYTES = 400 * 2**20  # the Python process: interpreter, torch, numba, PennyLane
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work of one iteration (one optimizer step).
+
+    Attributes:
+        calls: kernel calls (CPU) or launches (GPU) per iteration.
+        passes: state-sized passes per iteration (each reads and/or writes a whole state).
+        bytes: bytes moved to and from memory per iteration.
+        flops: arithmetic per iteration (real floating-point operations).
+        memory_bytes: peak memory of the run (states, adjoint buffers, batch, the process).
+        working_set_bytes: the bytes the passes cycle through (cache-resident when small).
+        params: trainable parameters (the all-reduce of a data-parallel step).
+        dtype: ``complex128`` or ``complex64``.
+    """
+
+    calls: int
+    passes: float
+    bytes: float
+    flops: float
+    memory_bytes: int
+    working_set_bytes: int
+    params: int
+    dtype: str = "complex128"
+
+
+def _check_dtype(dtype: str) -> int:
+    if dtype not in ITEM:
+        from qhybrid.errors import SpecError
+
+        raise SpecError(f"dtype {dtype!r}: valid are {', '.join(ITEM)}")
+    return ITEM[dtype]
+
+
+def qaoa_stored(n: int, layers: int, *, dtype: str = "complex128", problem: str = "maxcut") -> bool:
+    """Whether the fused sweep keeps ``2p - 1`` extra states (``QAOA._stores``) at this size."""
+    from qhybrid.qaoa.simulator import QAOA
+
+    m = n - 1 if (problem == "maxcut" and n >= 2) else n
+    half, item = 2**m, _check_dtype(dtype)
+    index = half * 2  # int16 cost index
+    return (2 * layers + 1) * half * item + index <= QAOA.STORE_BUDGET
+
+
+def qaoa_work(n: int, layers: int, *, dtype: str = "complex128", problem: str = "maxcut",
+              gpu: bool = False) -> Work:
+    """Work of one QAOA energy+gradient (one optimizer iteration) on ``n`` qubits, ``layers`` = p.
+
+    Example:
+        >>> qaoa_work(20, 2).calls
+        9
+    """
+    item = _check_dtype(dtype)
+    p = int(layers)
+    m = n - 1 if (problem == "maxcut" and n >= 2) else n
+    half = 2**m
+    s = half * item
+    if gpu:
+        return _qaoa_torch_work(n, m, p, item, dtype)
+    stored = qaoa_stored(n, p, dtype=dtype, problem=problem)
+    i = half * 2
+    if stored:
+        forward = s + i + 3 * s + (p - 1) * (6 * s + i) + 3 * s + i
+        backward = p * 3 * s + (p - 1) * (3 * s + i) + 2 * s + i
+        back_flops = p * (4 * m + 28)
+        extra_states = 2 * p - 1
+    else:
+        forward = s + i + 2 * s + (p - 1) * (4 * s + i) + 3 * s + i
+        backward = p * (8 * s + i)
+        back_flops = p * (8 * m + 40)
+        extra_states = 0
+    flops = half * (p * (4 * m + 12) + 10 + back_flops)
+    states = 2 + extra_states
+    memory = states * s + half * (2 + 2 + 4) + RUNTIME_BYTES  # index, int16 copy, int32 while building
+    return Work(calls=4 * p + 1, passes=(forward + backward) / s, bytes=float(forward + backward),
+                flops=float(flops), memory_bytes=int(memory), working_set_bytes=states * s + i,
+                params=2 * p, dtype=dtype)
+
+
+def _qaoa_torch_work(n: int, m: int, p: int, item: int, dtype: str) -> Work:
+    half = 2**m
+    s = half * item
+    groups = math.ceil(m / 6)
+    wht_passes = 2 * (groups + 1)  # each matmul reads and writes; one contiguous copy at the end
+    layer = 2 * wht_passes + 3 + 3 + 2 * 1.5  # two transforms, two products, two gathered diagonals
+    passes = p * layer * 3 + 6  # forward, backward (psi and lambda), energy
+    wht_flops = 2 * groups * 128 * half  # real entries: 2 per amplitude, 128 flops per group
+    flops = p * 3 * (2 * wht_flops + 12 * half) + 10 * half
+    launches = p * 3 * (2 * (groups + 2) + 8) + 10
+    states = 2 * p + 6  # the stored sweep's states and torch's temporaries
+    memory = states * s + half * (8 + 8 + 1) + RUNTIME_BYTES
+    return Work(calls=launches, passes=passes, bytes=float(passes * s), flops=float(flops),
+                memory_bytes=int(memory), working_set_bytes=states * s, params=2 * p, dtype=dtype)
+
+
+def qml_gates(n_wires: int, ranges=(1, 3)) -> tuple[tuple[int, int], ...]:
+    """The CCQC plan's ``(control, target)`` gates after the product state (as ``QuantumLayer`` builds it)."""
+    from qhybrid.qml.circuit import chain_pairs
+
+    gates = []
+    for k, rng in enumerate(ranges):
+        if k > 0:
+            gates += [(-1, w) for w in range(n_wires)]
+        gates += list(chain_pairs(n_wires, rng))
+    return tuple(gates)
+
+
+def qml_params(n_wires: int, n_features: int = 60, n_layers: int = 2) -> int:
+    """Trainable parameters of the DressedQNN: input Linear, ``(2, n, 3)`` per layer, final Rot, output Linear."""
+    return n_features * n_wires + n_wires + n_layers * 6 * n_wires + 3 + 2
+
+
+def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 3)) -> Work:
+    """Work of one DressedQNN optimizer step on a local batch of ``batch`` samples.
+
+    Example:
+        >>> qml_work(4, 2).params
+        297
+    """
+    item = _check_dtype(dtype)
+    gates = qml_gates(n_wires, ranges)
+    size = 2**n_wires
+    s = size * item
+    touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)  # a controlled gate touches half the state
+    # forward: product state (write), gates (r+w), head for <Z0> (read); backward: lambda (r psi, w lam),
+    # per gate psi r+w and lam r+w, factor gradients (read), planar copies of psi and lam in and out
+    passes_per_sample = 1 + 2 * touched + 1 + 2 + 4 * touched + 1 + 6
+    flops_per_sample = size * (14 * touched + (14 + 16 + 14) * touched + 40)
+    states = 4  # psi, lambda, scratch, spare (numba planar)
+    memory = states * batch * s + RUNTIME_BYTES
+    # planar kernels (a sample per thread) when the batch covers the threads: 3 calls, else 2 per gate
+    calls = 3 if batch >= 2 else 2 * len(gates) + 1
+    return Work(calls=calls, passes=passes_per_sample * batch,
+                bytes=float(passes_per_sample * batch * s), flops=float(flops_per_sample * batch),
+                memory_bytes=int(memory), working_set_bytes=int(states * batch * s),
+                params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype)

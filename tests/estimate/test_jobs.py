@@ -1,0 +1,114 @@
+"""The estimate beside a job: budget refusal before anything is written, the stored prediction, describe()."""
+from __future__ import annotations
+
+import pytest
+
+import qhybrid.workloads.qaoa as wq
+from qhybrid.estimate.jobs import BudgetError, compare, read_prediction
+from qhybrid.jobs import InstanceConfig, Job
+
+
+def _nothing_written(home) -> bool:
+    jobs = home / "jobs"
+    if jobs.exists() and any(jobs.iterdir()):
+        return False
+    if (home / "index.db").exists():
+        from qhybrid.jobs import store
+
+        return store.rows() == []
+    return True
+
+
+def qaoa(**extra):
+    hp = {"n_nodes": "8", "n_edges": "12", "n_layers": "1", "iterations": "3"}
+    return {"device": "local:qhybrid/qhybrid.cpu", "source_module": wq.__file__, "entry_point": "qaoa",
+            "hyperparameters": hp, "instance_config": InstanceConfig(instanceType="ml.m5.2xlarge"), **extra}
+
+
+def test_over_budget_is_refused_with_the_predicted_cost(cached, _isolated_home):
+    with pytest.raises(BudgetError, match=r"predicted cost \$0\.\d+ exceeds max_cost \$1e-09 .*force=True"):
+        Job.create(**qaoa(max_cost=1e-9))
+    assert _nothing_written(_isolated_home)
+
+
+def test_force_submits_and_the_prediction_is_stored_and_shown(cached):
+    job = Job.create(**qaoa(max_cost=1e-9), in_process=True, force=True)
+    prediction = read_prediction(job.folder)
+    assert prediction["instance_type"] == "ml.m5.2xlarge" and prediction["workload"] == "qaoa"
+    info = job.describe()
+    assert info["predicted"]["method"] == "model" and info["predicted"]["cost_usd"] > 1e-9
+    assert info["measured_seconds"] is not None and info["measured_over_predicted"] > 0
+    assert info["cost_on_other_instances_basis"] == "model"
+
+
+def test_within_budget_runs_with_its_prediction(cached):
+    job = Job.create(**qaoa(max_cost=10.0), in_process=True)
+    info = job.describe()
+    assert info["state"] == "COMPLETED" and info["predicted"]["total_seconds"] > 0
+    assert info["measured_seconds_per_iteration"] > 0  # the median of the workload's iteration_seconds
+    others = info["cost_on_other_instances_usd"]
+    assert "ml.m5.2xlarge" not in others and "ml.p3.2xlarge" in others and "ml.c5n.xlarge" not in others
+
+
+def test_no_budget_and_no_calibration_predicts_nothing(_isolated_home):
+    job = Job.create(**qaoa(), in_process=True)
+    assert read_prediction(job.folder) is None and not (_isolated_home / "calibration.json").exists()
+    info = job.describe()
+    assert info["predicted"] is None and info["cost_on_other_instances_basis"] == "equal duration"
+
+
+def test_job_estimate_validates_like_create(cached):
+    est = Job.estimate(**{k: v for k, v in qaoa().items()}, instances=["ml.p3.2xlarge"])
+    assert est.row("ml.m5.2xlarge").cost_usd > 0
+    from qhybrid.errors import InstanceError
+
+    with pytest.raises(InstanceError, match="did you mean"):
+        Job.estimate(**{**qaoa(), "instance_config": InstanceConfig(instanceType="ml.m5.2xlarg")})
+
+
+def test_compare_scales_other_costs_by_the_model():
+    prediction = {"rows": [
+        {"target": "ml.m5.2xlarge", "total_seconds": 100.0, "seconds_per_iteration": 1.0, "cost_usd": 0.0128,
+         "method": "model", "fits": True, "needed_bytes": 1},
+        {"target": "ml.m5.4xlarge", "total_seconds": 50.0, "seconds_per_iteration": 0.5, "cost_usd": 0.0128,
+         "method": "model", "fits": True, "needed_bytes": 1},
+        {"target": "ml.m5.large", "total_seconds": 400.0, "seconds_per_iteration": 4.0, "cost_usd": 0.0128,
+         "method": "model", "fits": False, "needed_bytes": 1}]}
+    out = compare(prediction, instance_type="ml.m5.2xlarge", measured_seconds=200.0, billed_seconds=200,
+                  instance_count=1)
+    assert out["measured_over_predicted"] == 2.0
+    assert out["cost_on_other_instances_usd"] == {"ml.m5.4xlarge": pytest.approx(100 * 0.01537 / 60)}
+
+
+def test_predicted_line_for_jobs_show(cached):
+    from qhybrid.estimate.render import predicted_line
+
+    info = Job.create(**qaoa(), in_process=True).describe()
+    line = predicted_line(info)
+    assert line.startswith("predicted ") and "measured" in line and "x the prediction" in line
+    assert predicted_line({"predicted": None}) is None
+
+
+def test_measured_per_iteration_from_metrics(tmp_path):
+    import json
+
+    from qhybrid.estimate.jobs import measured_per_iteration
+
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": 1, "iteration_number": 1, "epoch_seconds": 2.0},
+        {"timestamp": 2, "iteration_number": 2, "epoch_seconds": 4.0},
+        {"timestamp": 2, "iteration_number": 2, "epoch_seconds": 9.0, "rank": 1}]) + "\n")
+    assert measured_per_iteration(tmp_path, {"iterations": 20}) == 0.3  # median 3 s over 10 steps per epoch
+    assert measured_per_iteration(tmp_path, None) is None
+
+
+def test_a_failing_estimate_does_not_block_the_job(cached, monkeypatch):
+    from qhybrid.errors import JobError
+    from qhybrid.estimate import predict
+
+    def broken(*args, **kwargs):
+        raise JobError("estimate probe failed: no device")
+
+    monkeypatch.setattr(predict, "estimate_job", broken)
+    job = Job.create(**qaoa(max_cost=10.0), in_process=True)
+    assert job.state() == "COMPLETED" and read_prediction(job.folder) is None

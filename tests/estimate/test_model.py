@@ -1,0 +1,42 @@
+"""Seconds from work and machines: the roofline's terms, GPU precision, the all-reduce."""
+from __future__ import annotations
+
+import pytest
+
+from qhybrid.estimate import hardware, model, work
+from qhybrid.jobs.instances import get_instance
+
+
+def test_interpolation_is_held_at_the_ends():
+    assert model._between(10, 12, 1.0, 16, 3.0) == 1.0
+    assert model._between(14, 12, 1.0, 16, 3.0) == 2.0
+    assert model._between(20, 12, 1.0, 16, 3.0) == 3.0
+
+
+def test_memory_counts_only_past_the_cache(calibration):
+    m = hardware.instance_machine(get_instance("ml.m5.2xlarge"))
+    assert model._memory_seconds(1e9, m.l3_bytes // 2, m) == 0.0
+    assert model._memory_seconds(1e9, m.l3_bytes * 2, m) == pytest.approx(1e9 / (m.bandwidth_gbs * 1e9))
+
+
+def test_faster_cores_are_faster(calibration):
+    w = work.qaoa_work(14, 2)  # one thread
+    slow = hardware.instance_machine(get_instance("ml.m4.xlarge"))  # Haswell, AVX2
+    fast = hardware.instance_machine(get_instance("ml.c5.xlarge"))  # Skylake-SP, AVX-512
+    assert model.qaoa_cpu_seconds(w, fast, calibration, simulated_qubits=13) < \
+        model.qaoa_cpu_seconds(w, slow, calibration, simulated_qubits=13)
+
+
+def test_gpu_single_precision_uses_the_fp32_peak():
+    t4 = hardware.instance_machine(get_instance("ml.g4dn.xlarge"))  # FP64 is 1/32 of FP32 on a T4
+    double = model.gpu_seconds(work.qaoa_work(26, 4, gpu=True), t4)
+    single = model.gpu_seconds(work.qaoa_work(26, 4, dtype="complex64", gpu=True), t4)
+    assert single < double / 4
+
+
+def test_all_reduce_grows_with_ranks_and_crosses_the_network():
+    p3 = hardware.instance_machine(get_instance("ml.p3.16xlarge"))
+    assert model.allreduce_seconds(1000, world=1, instance_count=1, machine=p3, gpu=True) == 0.0
+    inside = model.allreduce_seconds(10**7, world=8, instance_count=1, machine=p3, gpu=True)
+    across = model.allreduce_seconds(10**7, world=32, instance_count=4, machine=p3, gpu=True)
+    assert 0 < inside < across

@@ -1,0 +1,42 @@
+"""The PennyLane probe: the fit, a real probe of lightning.qubit, its cache."""
+from __future__ import annotations
+
+import pytest
+
+from qhybrid.estimate import probe
+
+
+def test_fit_recovers_overhead_gate_and_amplitude_costs():
+    sizes = (8, 10, 12)
+    a, c, b = 2e-3, 1e-4, 5e-9
+    times = [a + c * probe.gates("qml", m, n=16) + b * probe.units("qml", m, n=16) for m in sizes]
+    fitted = probe.fit(sizes, times, workload="qml", n=16)
+    assert fitted == pytest.approx((a, c, b), rel=1e-6)
+
+
+def test_fit_drops_a_negative_term():
+    sizes = (8, 10, 12)
+    times = [1e-3 + 2e-9 * probe.units("qaoa", m, n=20, edges=30) for m in sizes]
+    times[0] += 5e-4  # noise that would make the gate term negative
+    a, c, b = probe.fit(sizes, times, workload="qaoa", n=20, edges=30)
+    assert min(a, c, b) >= 0 and b > 0
+
+
+def test_probe_lightning_qubit_then_from_the_cache(monkeypatch):
+    pr = probe.probe("local:pennylane/lightning.qubit", "qaoa", n=8, edges=12, layers=1)
+    assert pr.sizes == (4, 6, 8) and all(t > 0 for t in pr.seconds)
+    at = probe.probe_seconds(pr, n=8, edges=12, layers=1, state_bytes=2**8 * 16, l3_bytes=2**25)
+    assert at >= pr.overhead_s
+
+    def no_measuring(*args):
+        raise AssertionError("the probe should come from the cache")
+
+    monkeypatch.setattr(probe, "isolated", no_measuring)
+    assert probe.probe("local:pennylane/lightning.qubit", "qaoa", n=8, edges=12, layers=1) == pr
+
+
+def test_past_the_cache_each_amplitude_costs_more():
+    pr = probe.Probe("d", "qaoa", (12, 14, 16), (0.01, 0.03, 0.1), 0.0, 0.0, 1e-9)
+    inside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=1, l3_bytes=probe.STATES)
+    outside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=2, l3_bytes=probe.STATES)
+    assert outside == pytest.approx(probe.CACHE_CLIFF * inside)

@@ -1,0 +1,75 @@
+"""The work model's counts against what the engines really do at small sizes."""
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+import torch
+
+from qhybrid.errors import SpecError
+from qhybrid.estimate import work
+
+
+def _count_kernel_calls(monkeypatch) -> dict:
+    from qhybrid.qaoa import numba_kernels as nk
+
+    calls = {}
+    for name in ("fwd_low", "fwd_high", "fwd_last_low", "bwd_high", "bwd_low", "fwd_low_store", "fwd_high_store",
+                 "fwd_last_low_lam", "bwd_high_stored", "bwd_low_stored"):
+        original = getattr(nk, name)
+
+        def counted(*args, _name=name, _f=original):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _f(*args)
+
+        monkeypatch.setattr(nk, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("layers", [1, 2, 3])
+@pytest.mark.parametrize("budget", [None, 1])  # the stored-state sweep, and the un-apply sweep when it does not fit
+def test_qaoa_kernel_calls_match_the_engine(monkeypatch, layers, budget):
+    from qhybrid.qaoa import QAOA
+
+    if budget is not None:
+        monkeypatch.setattr(QAOA, "STORE_BUDGET", budget)
+    q = QAOA(nx.gnm_random_graph(10, 15, seed=1967))
+    calls = _count_kernel_calls(monkeypatch)
+    q.energy_and_grad([[0.3] * layers, [0.4] * layers])
+    w = work.qaoa_work(10, layers)
+    assert sum(calls.values()) == w.calls == 4 * layers + 1
+    assert work.qaoa_stored(10, layers) == (budget is None)
+    assert ("fwd_high_store" in calls) == (budget is None)  # the model's sweep is the one the engine ran
+
+
+def test_qaoa_bytes_follow_the_state():
+    small, big = work.qaoa_work(20, 2), work.qaoa_work(21, 2)
+    assert big.bytes == pytest.approx(2 * small.bytes)
+    assert work.qaoa_work(20, 2, dtype="complex64").bytes < small.bytes
+    # Max-Cut simulates half the state; Max-Clique all of it
+    assert work.qaoa_work(20, 2, problem="maxclique").bytes == pytest.approx(big.bytes)
+    assert small.params == 4 and small.memory_bytes > 2 * 2**19 * 16
+
+
+def test_qml_gates_and_parameters_match_the_model():
+    from qhybrid.qml import DressedQNN, QuantumLayer
+
+    for n in (4, 6, 9):
+        assert work.qml_gates(n) == QuantumLayer(n).plan.gates
+        assert work.qml_work(n, 4).params == sum(p.numel() for p in DressedQNN(n).parameters())
+
+
+def test_qml_work_scales_with_batch_and_wires():
+    one, four = work.qml_work(10, 1), work.qml_work(10, 4)
+    assert four.flops == pytest.approx(4 * one.flops) and four.bytes == pytest.approx(4 * one.bytes)
+    assert work.qml_work(11, 1).flops > 2 * one.flops
+    assert four.memory_bytes - work.RUNTIME_BYTES == 4 * (one.memory_bytes - work.RUNTIME_BYTES)
+
+
+def test_gpu_work_counts_launches_and_memory():
+    cpu, gpu = work.qaoa_work(24, 2), work.qaoa_work(24, 2, gpu=True)
+    assert gpu.calls > cpu.calls and gpu.memory_bytes > cpu.memory_bytes
+
+
+def test_bad_dtype_is_named():
+    with pytest.raises(SpecError, match="dtype 'float16'.*complex128, complex64"):
+        work.qaoa_work(10, 1, dtype="float16")
