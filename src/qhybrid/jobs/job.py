@@ -91,6 +91,7 @@ class Job:
         processes_per_instance: int | None = None,
         in_process: bool = False,
         address: str | None = None,
+        tags: dict | None = None,
         _extra: dict | None = None,
     ) -> "Job":
         """Validate, snapshot and start a job (Braket's ``AwsQuantumJob.create`` keywords).
@@ -115,6 +116,7 @@ class Job:
             address: with ``backend="ray"``, the Ray cluster (``HOST:PORT``, ``auto``,
                 ``ray://HOST:10001``); None: ``$QHYBRID_RAY_ADDRESS``, ``$RAY_ADDRESS``,
                 else a local cluster on 127.0.0.1 (docs/ray.md).
+            tags: ``{str: str}`` stored with the job (``jobs show``, ``jobs list --tag``).
 
         Returns:
             The Job (already finished when ``in_process`` or ``wait_until_complete``).
@@ -128,7 +130,7 @@ class Job:
             copy_checkpoints_from_job=copy_checkpoints_from_job, distribution=distribution,
             max_runtime=max_runtime, max_cost=max_cost, backend=backend,
             processes_per_instance=processes_per_instance, in_process=in_process, extra=_extra,
-            address=address,
+            address=address, tags=tags,
         )
         if spec.copy_checkpoints_from_job and not store.job_dir(spec.copy_checkpoints_from_job).is_dir():
             raise SpecError(f"copy_checkpoints_from_job: no job named {spec.copy_checkpoints_from_job!r}")
@@ -192,12 +194,15 @@ class Job:
         return cls(name)
 
     @classmethod
-    def list(cls, state: str | None = None) -> list["Job"]:
-        """Return every job (oldest first), optionally only those in ``state``."""
+    def list(cls, state: str | None = None, *, tags: dict | None = None) -> list["Job"]:
+        """Return every job (oldest first), optionally only those in ``state`` carrying all ``tags``."""
         for row in store.rows():
             if row["state"] in store.ACTIVE:
                 _check_alive(row)
-        return [cls(r["name"]) for r in store.rows(state)]
+        jobs = [cls(r["name"]) for r in store.rows(state)]
+        if tags:
+            jobs = [j for j in jobs if (j.folder / "spec.json").is_file() and tags.items() <= j.spec().tags.items()]
+        return jobs
 
     # -- state ------------------------------------------------------------------
     def _row(self) -> dict:
@@ -209,6 +214,11 @@ class Job:
     @property
     def folder(self) -> Path:
         return store.job_dir(self.name)
+
+    @property
+    def arn(self) -> str:
+        """The job's local ARN, ``local:job/<name>`` (accepted wherever a job name is)."""
+        return f"local:job/{self.name}"
 
     def spec(self) -> JobSpec:
         return JobSpec.from_json((self.folder / "spec.json").read_text(encoding="utf-8"))
@@ -257,18 +267,19 @@ class Job:
                 raise JobError(f"job {self.name!r} is still {self.state()} after waiting {timeout:g} s")
             time.sleep(poll)
 
-    def result(self, timeout: float | None = None) -> dict:
+    def result(self, timeout: float | None = None, *, allow_pickle: bool = True) -> dict:
         """Wait for the job and return its saved result (``{}`` if it saved none).
 
         Raises:
             JobError: if the job failed or was cancelled (with its reason).
+            RuntimeError: when the result is pickled and ``allow_pickle`` is False.
         """
         self.wait(timeout=timeout)
         row = self._row()
         if row["state"] != "COMPLETED":
             raise JobError(f"job {self.name!r} is {row['state']}: {row['reason'] or 'no reason recorded'}")
         path = self.folder / "results" / "results.json"
-        return read_persisted(path) if path.exists() else {}
+        return read_persisted(path, allow_pickle=allow_pickle) if path.exists() else {}
 
     def metrics(self, metric_type: str = "timestamp", statistic: str = "max", rank: int = 0) -> dict:
         """Return the job's metrics as columns (Braket's ``metrics()``), rank 0's by default."""
@@ -329,6 +340,8 @@ class Job:
                 k: v for k, v in instances.costs_elsewhere(billed or 0, spec.instance_count).items()
                 if k != spec.instance_type
             } if billed else {},
+            "tags": spec.tags,
+            "environment": _environment_of(spec),
             "failure_reason": row["reason"] if row["state"] != "COMPLETED" else None,
             "traceback_tail": row["traceback"],
             "folder": str(self.folder),
@@ -339,6 +352,16 @@ class Job:
         if self.state() in store.ACTIVE:
             raise JobError(f"job {self.name!r} is {self.state()}; cancel it before removing it")
         store.delete(self.name)
+
+
+def _environment_of(spec: JobSpec) -> str | None:
+    """The folder of the job's own dependency environment (None: the caller's interpreter)."""
+    env = spec.extra.get("environment")
+    if not env:
+        return None
+    from qhybrid.jobs.environments import env_dir
+
+    return str(env_dir(env["key"]))
 
 
 def _check_alive(row: dict) -> dict:

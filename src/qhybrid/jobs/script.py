@@ -23,6 +23,7 @@ from typing import Any
 
 SCHEMA_HEADER = {"name": "braket.jobs_data.persisted_job_data", "version": "1"}
 DATA_FORMATS = ("plaintext", "pickled_v4")
+_FORMAT_ALIASES = {"pickle": "pickled_v4", "pickled": "pickled_v4"}  # the strings notebooks write
 DEFAULT_DEVICE = "local:qhybrid/qhybrid.cpu"
 TORCH_THREADS_ENV = "QHYBRID_TORCH_THREADS"
 _LOCAL_ROOT = "qhybrid-local"
@@ -110,9 +111,13 @@ def get_checkpoint_dir() -> str:
     return str(checkpoint_dir())
 
 
-def load_job_result(filename: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Load ``results.json`` of this job (or ``filename``), decoded."""
-    return read_persisted(filename or results_dir() / "results.json")
+def load_job_result(filename: str | os.PathLike | None = None, allow_pickle: bool = True) -> dict[str, Any]:
+    """Load ``results.json`` of this job (or ``filename``), decoded.
+
+    Raises:
+        RuntimeError: when the data is pickled and ``allow_pickle`` is False.
+    """
+    return read_persisted(filename or results_dir() / "results.json", allow_pickle=allow_pickle)
 
 
 def serialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
@@ -127,11 +132,20 @@ def serialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
     raise ValueError(f"data_format {data_format!r} is not one of {DATA_FORMATS}")
 
 
-def deserialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]:
-    """Decode a persisted-job-data ``dataDictionary``."""
+def deserialize_values(data: dict[str, Any], data_format: str, allow_pickle: bool = True) -> dict[str, Any]:
+    """Decode a persisted-job-data ``dataDictionary``.
+
+    Raises:
+        RuntimeError: for pickled data when ``allow_pickle`` is False (as Braket's SDK).
+    """
     if data_format == "plaintext":
         return dict(data)
     if data_format == "pickled_v4":
+        if not allow_pickle:
+            raise RuntimeError(
+                "the data is pickled (pickled_v4), which can run arbitrary code when loaded; "
+                "pass allow_pickle=True if you trust it"
+            )
         import base64
         import pickle
 
@@ -140,8 +154,19 @@ def deserialize_values(data: dict[str, Any], data_format: str) -> dict[str, Any]
 
 
 def _format_name(data_format) -> str:
-    # accept Braket's PersistedJobDataFormat enum as well as plain strings
-    return str(getattr(data_format, "value", data_format)).lower()
+    """Return ``plaintext`` or ``pickled_v4`` for Braket's enum, its value or the strings notebooks write.
+
+    Raises:
+        ValueError: for any other data format.
+    """
+    name = str(getattr(data_format, "value", data_format)).lower()
+    name = _FORMAT_ALIASES.get(name, name)
+    if name not in DATA_FORMATS:
+        raise ValueError(
+            f"data_format {data_format!r} is not one of 'plaintext', 'pickled_v4' (or 'pickle'), "
+            "or Braket's PersistedJobDataFormat"
+        )
+    return name
 
 
 def persisted(data: dict[str, Any], data_format: str = "plaintext") -> str:
@@ -152,11 +177,11 @@ def persisted(data: dict[str, Any], data_format: str = "plaintext") -> str:
     )
 
 
-def read_persisted(path: str | os.PathLike) -> dict[str, Any]:
+def read_persisted(path: str | os.PathLike, *, allow_pickle: bool = True) -> dict[str, Any]:
     """Read a persisted-job-data file and return its decoded dictionary."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    return deserialize_values(doc.get("dataDictionary", {}), doc.get("dataFormat", "plaintext"))
+    return deserialize_values(doc.get("dataDictionary", {}), doc.get("dataFormat", "plaintext"), allow_pickle)
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -174,7 +199,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         raise
 
 
-def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plaintext") -> None:
+def save_job_result(result_data: dict[str, Any] | Any, data_format: str | None = None) -> None:
     """Save the job's result as ``results.json`` (persisted-job-data layout, atomic).
 
     A non-dict value is saved as ``{"result": value}``. Saving again updates the
@@ -188,12 +213,14 @@ def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plain
         raise ValueError("result_data can not be empty")
     if not isinstance(result_data, dict):
         result_data = {"result": result_data}
-    fmt = _format_name(data_format)
+    fmt = _format_name(data_format or "plaintext")
     path = results_dir() / "results.json"
     if path.exists():
         try:
             with open(path, encoding="utf-8") as f:
                 old = json.load(f)
+            if old.get("dataFormat") == "pickled_v4" and data_format is None:
+                fmt = "pickled_v4"  # as Braket: results already pickled stay pickled
             if old.get("dataFormat") == fmt:
                 result_data = {**deserialize_values(old["dataDictionary"], fmt), **result_data}
         except (OSError, ValueError, KeyError):
@@ -218,14 +245,17 @@ def save_job_checkpoint(
     write_atomic(_checkpoint_path(_current_job_name(), checkpoint_file_suffix), persisted(checkpoint_data, data_format))
 
 
-def load_job_checkpoint(job_name: str | None = None, checkpoint_file_suffix: str = "") -> dict[str, Any]:
+def load_job_checkpoint(
+    job_name: str | None = None, checkpoint_file_suffix: str = "", allow_pickle: bool = True
+) -> dict[str, Any]:
     """Load the checkpoint ``<job_name>(_<suffix>).json`` (default: this job's own).
 
     Raises:
         FileNotFoundError: when no such checkpoint exists.
+        RuntimeError: when the checkpoint is pickled and ``allow_pickle`` is False.
     """
     name = job_name or _current_job_name()
-    return read_persisted(_checkpoint_path(name, checkpoint_file_suffix))
+    return read_persisted(_checkpoint_path(name, checkpoint_file_suffix), allow_pickle=allow_pickle)
 
 
 def latest_checkpoint(checkpoint_file_suffix: str = "") -> dict[str, Any] | None:

@@ -6,8 +6,10 @@ session) so the job outlives its caller, or called in-process
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -15,13 +17,16 @@ import threading
 import time
 import traceback
 
-from qhybrid.jobs import instances, metrics, procs, store
+from qhybrid.jobs import environments, instances, metrics, procs, store
 from qhybrid.jobs.backends import ProcessSpec, get_backend
+from qhybrid.jobs.environments import EnvironmentBuildError
 from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.05
 TB_LINES = 25
 _INHERITED = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
+BRAKET_HINT = "the script imports the Braket SDK, which is not installed: pip install 'qhybrid[braket]'"
 
 
 def load_spec(name: str) -> JobSpec:
@@ -44,6 +49,8 @@ def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None) -> dict[st
     threads = str(instances.threads_for(inst, world, spec.instance_count if spec.distribution else 1))
     gpus = min(inst.gpus, instances.local_gpus())
     source = str(folder / "source")
+    if spec.distribution == "data_parallel" and importlib.util.find_spec("smdistributed") is None:
+        source = os.pathsep.join((source, STANDINS))  # smdistributed.dataparallel over torch.distributed
     env.update(
         AMZN_BRAKET_DEVICE_ARN=spec.device,
         AMZN_BRAKET_HP_FILE=str(folder / "hyperparameters.json"),
@@ -118,10 +125,10 @@ class Supervisor:
                 self._metrics.write(json.dumps(row) + "\n")
 
     # -- lifecycle ----------------------------------------------------------
-    def processes(self) -> list[ProcessSpec]:
+    def processes(self, python: str | None = None) -> list[ProcessSpec]:
         spec = self.spec
         port = free_port() if spec.distribution else None
-        argv = [sys.executable, "-m", "qhybrid.jobs.entry", str(self.folder / "source"), spec.entry_point]
+        argv = [python or sys.executable, "-m", "qhybrid.jobs.entry", str(self.folder / "source"), spec.entry_point]
         if spec.extra.get("call"):
             argv.append(str(self.folder / "source" / "_qhybrid_call.json"))
         return [
@@ -139,7 +146,8 @@ class Supervisor:
         self._log = open(logs / "job.log", "a", buffering=1, encoding="utf-8")
         self._metrics = open(self.folder / "metrics.jsonl", "a", buffering=1, encoding="utf-8")
         try:
-            specs = self.processes()
+            python = self._environment()
+            specs = self.processes(python)
             for p in specs:
                 self._rank_logs[p.rank] = open(logs / f"rank-{p.rank}.log", "a", buffering=1, encoding="utf-8")
             prepare = getattr(self.backend, "prepare", None)  # e.g. Ray: wait for cluster room while QUEUED
@@ -154,11 +162,21 @@ class Supervisor:
                 f"{spec.instance_count} x {spec.instance_type}, {len(specs)} process(es)"
             )
             state, reason, tb = self._watch(specs, started)
+        except EnvironmentBuildError as err:  # the job's requirements: pip's message, no script ran
+            state, reason, tb, started = "FAILED", f"installing the job's requirements failed: {err}", None, time.time()
         except BaseException as err:  # the supervisor's own failure
             self.backend.kill(grace=1.0)
             state, reason, tb = "FAILED", f"supervisor error: {err!r}", traceback.format_exc()
             started = store.get(self.name)["started"] or time.time()
         return self._finish(state, reason, tb, started)
+
+    def _environment(self) -> str | None:
+        """Build (or reuse) the job's own environment when its source has requirements; its python."""
+        env = self.spec.extra.get("environment")
+        if not env or self.spec.in_process:
+            return None
+        python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit)
+        return str(python)
 
     def _watch(self, specs, started):
         spec = self.spec
@@ -211,11 +229,26 @@ class Supervisor:
         reason = f"{who} {how}" + (f": {last.strip()}" if last else "")
         known = getattr(self.backend, "failure_reason", lambda _rank: None)(rank)  # e.g. Ray: "worker died: ..."
         reason = known or reason
+        if "No module named 'braket" in last:
+            reason += f" ({BRAKET_HINT})"
         if self.spec.distribution and self.spec.world_size > 1:
             reason += "; the other ranks were stopped"
         return "FAILED", reason, tb
 
+    def _export(self) -> None:
+        """Copy results and checkpoints where the job's output / checkpoint config asked (Braket's local paths)."""
+        for key, sub in (("output_path", "results"), ("checkpoint_path", "checkpoints")):
+            target = self.spec.extra.get(key)
+            if target and (self.folder / sub).is_dir():
+                dest = os.path.join(target, self.name) if key == "output_path" else target
+                shutil.copytree(self.folder / sub, dest, dirs_exist_ok=True)
+
     def _finish(self, state, reason, tb, started) -> str:
+        try:
+            self._export()
+        except OSError as err:
+            if state == "COMPLETED":
+                state, reason, tb = "FAILED", f"copying outputs failed: {err}", traceback.format_exc()
         finish = getattr(self.backend, "finish", None)  # e.g. Ray: bring results/checkpoints home
         if finish is not None:
             try:
