@@ -30,6 +30,22 @@ def load_call(path: str) -> dict:
     return call
 
 
+def hyperparameter_kwargs(target) -> dict[str, str]:
+    """The hyperparameters a ``module:function`` entry point takes by name (all of them for ``**kwargs``),
+    as Braket's container passes them."""
+    import inspect
+
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    hp = script.hyperparameters()
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return dict(hp)
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {k: v for k, v in hp.items() if k in names}
+
+
 def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None:
     """Import and run the entry point with ``source_dir`` first on ``sys.path``."""
     if source_dir not in sys.path:
@@ -44,7 +60,7 @@ def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None
     target = getattr(importlib.import_module(module), func)
     target = getattr(target, "__wrapped__", target)
     if call_file is None:
-        value = target()
+        value = target(**hyperparameter_kwargs(target))
         if value is not None and not (script.results_dir() / "results.json").exists():
             script.save_job_result(value if isinstance(value, dict) else {"result": value})
         return
