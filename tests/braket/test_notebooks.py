@@ -1,0 +1,103 @@
+"""Notebooks in the style of Braket's hybrid-job examples 0, 1, 2, 4 and 5 run after an import change.
+
+Each notebook (tests/braket/examples, our own, small sizes) is executed cell by cell
+in a fresh ``__main__`` namespace, on lightning.qubit and on our engine.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pennylane as qml
+import pytest
+from pennylane import numpy as pnp
+
+from braketkit import DEVICES, SONAR
+from nbkit import run_notebook
+
+
+def _reference_rotation(steps: int, stepsize: float):
+    dev = qml.device("default.qubit", wires=1)
+
+    @qml.qnode(dev)
+    def circuit(params):
+        qml.RX(params[0], wires=0)
+        qml.RY(params[1], wires=0)
+        return qml.expval(qml.PauliZ(0))
+
+    opt, params = qml.GradientDescentOptimizer(stepsize=stepsize), pnp.array([0.5, 0.75])
+    values = []
+    for _ in range(steps):
+        params = opt.step(circuit, params)
+        values.append(float(circuit(params)))
+    return params, values
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_first_job_decorator_cell(example, device, capsys):
+    work = example("first_job.ipynb")
+    ns = run_notebook(work / "first_job.ipynb", {"device_string": device})
+    job = ns["job"]
+    assert capsys.readouterr().out.startswith(f"AwsQuantumJob('arn':'local:job/{job.name}')")
+    assert job.name.startswith("qubit-rotation-hybrid-job-")
+    assert job.spec().hyperparameters == {"num_steps": "5", "stepsize": "0.5"}
+    params, expvals = _reference_rotation(5, 0.5)
+    assert ns["result"]["result"] == pytest.approx(params, abs=1e-8)
+    assert ns["metrics"]["expval"] == pytest.approx(expvals, abs=1e-8)
+    assert ns["metrics"]["iteration_number"] == [0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="allow_pickle=True"):
+        job.result()  # pickled, as in Braket's SDK: loading it needs allow_pickle
+
+
+@pytest.mark.parametrize("simulator", ["lightning.qubit", "qhybrid.cpu"])
+def test_qml_notebook_include_modules_and_relative_input(example, simulator):
+    work = example("qml")
+    ns = run_notebook(work / "qcbm_training.ipynb", {"simulator": simulator})
+    job, result = ns["job"], ns["result"]
+    assert job.state() == "COMPLETED" and job.spec().device == "local:none/none"
+    losses = ns["metrics"]["loss"]
+    assert 1 <= len(losses) <= 4 and losses[-1] <= losses[0]
+    saved = job.folder / "results" / "final_params.npy"  # written to the working folder: kept with results
+    assert saved.is_file() and not (job.folder / "results" / "data.npy").exists()  # input link removed
+    assert np.allclose(np.load(saved), result["params"])
+    assert len(result["params"]) == 3 * ns["n_layers"] * ns["n_qubits"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pennylane_notebook_checkpoints_and_continued_job(example, device):
+    work = example("pennylane_qaoa.ipynb")
+    ns = run_notebook(work / "pennylane_qaoa.ipynb", {"device_string": device})
+    job, continued = ns["job"], ns["continued_job"]
+    assert ns["previous_job_arn"] == f"local:job/{job.name}"
+    assert job.spec().instance_type == "ml.m5.xlarge"
+    assert ns["metrics"]["iteration_number"] == [0, 1, 2]
+    assert ns["continued_result"]["start_iteration"] == 3
+    assert ns["continued_metrics"]["iteration_number"] == [3, 4]
+    assert continued.spec().copy_checkpoints_from_job == job.name
+    assert ns["continued_metrics"]["loss"][-1] <= ns["metrics"]["loss"][0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_embedded_simulators_notebook_create_cells(example, device, capsys, caplog):
+    work = example("embedded")
+    ns = run_notebook(work / "embedded_simulators.ipynb", {"device": device})
+    ps, adjoint, local = ns["result_ps"], ns["result_adjoint"], ns["local_result"]
+    assert ps["cost"] == pytest.approx(adjoint["cost"], abs=1e-8)  # two gradient methods, one optimisation
+    assert np.allclose(ps["params"], adjoint["params"], atol=1e-8, rtol=0)
+    assert local == adjoint or local["cost"] == pytest.approx(adjoint["cost"], abs=1e-10)
+    assert ns["local_job"].state() == "COMPLETED"  # LocalQuantumJob.create blocked until the end
+    out = capsys.readouterr().out
+    assert "Metrics - " in out and f"qhybrid: job {ns['local_job'].name} COMPLETED" in out  # it streamed
+    assert "image_uri: no local effect" in caplog.text
+    assert ns["job"].spec().extra["braket_aws_only"]["image_uri"] == ns["image_uri"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_parallelize_training_notebook_single_and_data_parallel(example, device):
+    work = example("parallel")
+    (work / "data").mkdir()
+    (work / "data" / "sonar.all-data").write_text(SONAR.read_text())
+    ns = run_notebook(work / "parallelize_training.ipynb", {"device": device})
+    assert set(ns["single_result"]) == {"last loss"}
+    dp = ns["dp_job"]
+    assert ns["dp_result"]["world_size"] == 2 and dp.describe()["world_size"] == 2
+    assert (dp.folder / "results" / "model.pt").is_file()
+    assert dp.spec().hyperparameters["sagemaker_distributed_dataparallel_enabled"] == "true"
