@@ -139,6 +139,7 @@ def cmd_run(args) -> int:
         processes_per_instance=args.processes_per_instance,
         backend=args.backend,
         address=args.address,
+        tags=_pairs(args.tag, "--tag") or None,
     )
     return submit_and_wait(kwargs, json_output=args.json, wait=not args.no_wait)
 
@@ -147,7 +148,7 @@ def cmd_run(args) -> int:
 def cmd_list(args) -> int:
     from qhybrid.jobs import Job
 
-    rows = [j.describe() for j in Job.list(state=args.state)]
+    rows = [j.describe() for j in Job.list(state=args.state, tags=_pairs(args.tag, "--tag") or None)]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -175,6 +176,10 @@ def cmd_show(args) -> int:
                 "world_size", "created", "started", "ended", "billed_seconds", "folder"):
         print(f"{key:<18} {info[key]}")
     print(f"{'hyperparameters':<18} {json.dumps(info['hyperparameters'])}")
+    if info.get("tags"):
+        print(f"{'tags':<18} {json.dumps(info['tags'])}")
+    environment = info.get("environment") or "(the caller's interpreter)"
+    print(f"{'environment':<18} {environment}")
     print(_cost_line(info, format_usd))
     if info["failure_reason"]:
         print(f"{'failure_reason':<18} {info['failure_reason']}")
@@ -314,7 +319,9 @@ def register(subparsers) -> None:
     run.add_argument("--instance", default="ml.m5.large", metavar="TYPE", help="instance type (default ml.m5.large)")
     run.add_argument("--instance-count", type=int, default=1, metavar="N", help="instances (default 1)")
     run.add_argument("--name", help="job name (default generated)")
-    run.add_argument("--checkpoints-from", metavar="JOB", help="copy checkpoints in from this earlier job")
+    run.add_argument("--checkpoints-from", metavar="JOB",
+                     help="copy checkpoints in from this earlier job (its name or ARN, local:job/NAME)")
+    run.add_argument("--tag", action="append", metavar="KEY=VALUE", help="tag the job (repeatable)")
     run.add_argument("--max-runtime", type=float, metavar="S", help="stop the job after S seconds")
     run.add_argument("--max-cost", type=float, metavar="USD", help="stop the job when its cost reaches USD")
     run.add_argument("--data-parallel", action="store_true", help="distribution='data_parallel'")
@@ -334,6 +341,7 @@ def register(subparsers) -> None:
     jobs.set_defaults(func=lambda a: (jobs.print_help(), 1)[1])
     p = jsub.add_parser("list", help="list jobs", description="List jobs, oldest first.")
     p.add_argument("--state", choices=["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"])
+    p.add_argument("--tag", action="append", metavar="KEY=VALUE", help="only jobs with this tag (repeatable)")
     _add_json(p)
     p.set_defaults(func=cmd_list)
     p = jsub.add_parser("show", help="describe a job", description="Describe a job: state, times, cost, failure.")
