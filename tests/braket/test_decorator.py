@@ -46,3 +46,29 @@ def test_returned_dict_is_the_result_as_is(tmp_path, monkeypatch):
         return {"a": [1, 2], "b": "x"}
 
     assert gives().result() == {"a": [1, 2], "b": "x"}
+
+
+def test_exported_notebook_without_main_guard_submits_once(tmp_path):
+    """A notebook saved as a .py file and run with python: the job runs the function, not the file."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exported_notebook.py"
+    script.write_text(
+        "from qhybrid.braket import hybrid_job\n"
+        "SCALE = 3  # a global set when the file runs\n"
+        "try:\n"
+        "    @hybrid_job(device='local:qhybrid/qhybrid.cpu', wait_until_complete=True, quiet=True)\n"
+        "    def scaled(x):\n"
+        "        return {'value': x * SCALE}\n"
+        "except ImportError:\n"
+        "    raise\n"
+        "job = scaled(2)\n"
+        "print(job.name, job.result())\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("{'value': 6}")
+    from qhybrid.jobs import Job
+
+    assert len(Job.list()) == 1

@@ -90,6 +90,7 @@ def test_embedded_simulators_notebook_create_cells(example, device, capsys, capl
     assert ns["job"].spec().extra["braket_aws_only"]["image_uri"] == ns["image_uri"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_parallelize_training_notebook_single_and_data_parallel(example, device):
     work = example("parallel")

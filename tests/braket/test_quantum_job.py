@@ -212,3 +212,24 @@ def test_script_importing_braket_names_the_extra(tmp_path):
     reason = job.describe()["failure_reason"]
     assert job.state() == "FAILED" and "No module named 'braket'" in reason
     assert "pip install 'qhybrid[braket]'" in reason
+
+
+def test_requirements_in_source_and_jobs_found_again_by_arn(tmp_path):
+    """Notebook 6's pattern: a source folder with a requirements.txt; results read back through the ARNs."""
+    from jobkit import make_wheel
+
+    wheels = make_wheel(tmp_path / "wheels").parent
+    src = tmp_path / "source_scripts"
+    src.mkdir()
+    (src / "__init__.py").write_text("")
+    (src / "requirements.txt").write_text(f"--no-index\n--find-links {wheels}\nqhtinypkg==1.0\n")
+    (src / "bench.py").write_text("import qhtinypkg\nfrom qhybrid.braket import save_job_result, get_hyperparameters\n"
+                                  "save_job_result({'v': qhtinypkg.VERSION, **get_hyperparameters()})\n")
+    arns = [LocalQuantumJob.create(device=LIGHTNING, source_module=str(src), entry_point="source_scripts.bench",
+                                   hyperparameters={"seed": s},
+                                   instance_config=InstanceConfig(instanceType="ml.m5.large", volumeSizeInGb=30,
+                                                                  instanceCount=1), quiet=True).arn
+            for s in (1, 2)]
+    assert [AwsQuantumJob(arn).result() for arn in arns] == [{"v": "1.0", "seed": "1"}, {"v": "1.0", "seed": "2"}]
+    envs = {AwsQuantumJob(arn).describe()["environment"] for arn in arns}
+    assert len(envs) == 1 and None not in envs

@@ -13,6 +13,7 @@ from braketkit import QHYBRID_CPU, SONAR
 HP = {"nwires": 2, "ndata": 16, "batch_size": 8, "epochs": 3, "gamma": 0.99, "lr": 0.1, "seed": 7}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("smdistributed") is not None, reason="the real smdistributed is installed")
 def test_standin_losses_match_our_own_ddp_path(example):
     work = example("parallel")

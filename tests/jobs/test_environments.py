@@ -2,11 +2,8 @@
 installed in a cached virtual environment before the script starts; pip's message on failure."""
 from __future__ import annotations
 
-import base64
-import hashlib
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,29 +11,7 @@ import pytest
 from qhybrid import Job, hybrid_job
 from qhybrid.jobs import environments
 
-from jobkit import CPU
-
-
-def _wheel(folder: Path, name: str = "qhtinypkg", version: str = "1.0") -> Path:
-    """Write a minimal pure-Python wheel (a zip with its dist-info), installable with --no-index."""
-    folder.mkdir(parents=True, exist_ok=True)
-    dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": f"VERSION = {version!r}\n",
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: qhybrid-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    record.append(f"{dist}/RECORD,,")
-    out = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(out, "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return out
+from jobkit import CPU, make_wheel
 
 
 def _package(tmp_path: Path, requirements: str) -> Path:
@@ -52,7 +27,7 @@ def _package(tmp_path: Path, requirements: str) -> Path:
 
 
 def test_requirements_installed_in_a_cached_environment(tmp_path, home):
-    wheels = _wheel(tmp_path / "wheels").parent
+    wheels = make_wheel(tmp_path / "wheels").parent
     pkg = _package(tmp_path, f"--no-index\n--find-links {wheels}\nqhtinypkg==1.0  # pinned\n")
     first = Job.create(CPU, pkg, entry_point="needsdeps.main").wait(timeout=300)
     assert first.state() == "COMPLETED", first.describe()["failure_reason"]
@@ -81,7 +56,7 @@ def test_failed_install_fails_before_the_script_with_pips_message(tmp_path):
 
 
 def test_hybrid_job_dependencies_list(tmp_path):
-    wheels = _wheel(tmp_path / "wheels").parent
+    wheels = make_wheel(tmp_path / "wheels").parent
 
     @hybrid_job(device=CPU, dependencies=["--no-index", f"--find-links {wheels}", "qhtinypkg==1.0"])
     def uses_dep():
