@@ -2,7 +2,7 @@
 
 ``InstanceConfig`` is qhybrid's own (Braket's keyword names, validated against the
 instance catalogue). The Braket SDK's own objects, when it is installed, are
-accepted wherever these are: they are read by attribute name.
+accepted wherever these are (``Job.create`` too): they are read by attribute name.
 """
 from __future__ import annotations
 
@@ -60,24 +60,7 @@ class S3DataSourceConfig:
             self.config["contentType"] = content_type
 
 
-def to_instance_config(value) -> InstanceConfig | None:
-    """Return qhybrid's InstanceConfig for ours, Braket's or any object with its attribute names.
-
-    Raises:
-        SpecError: for an object without ``instanceType``.
-    """
-    if value is None or isinstance(value, InstanceConfig):
-        return value
-    if not hasattr(value, "instanceType"):
-        raise SpecError(f"instance_config must be an InstanceConfig, got {type(value).__name__}")
-    return InstanceConfig(
-        instanceType=value.instanceType,
-        instanceCount=getattr(value, "instanceCount", 1),
-        volumeSizeInGb=getattr(value, "volumeSizeInGb", 30),
-    )
-
-
 __all__ = [
     "CheckpointConfig", "InstanceConfig", "OutputDataConfig", "PersistedJobDataFormat", "S3DataSourceConfig",
-    "StoppingCondition", "to_instance_config",
+    "StoppingCondition",
 ]

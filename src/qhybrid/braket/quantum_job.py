@@ -93,7 +93,6 @@ def translate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             aws_only["output_data_config.kmsKeyId"] = output.kmsKeyId
     if kw.get("input_data") is not None:
         kw["input_data"] = _local_input(kw["input_data"])
-    kw["instance_config"] = cfg.to_instance_config(kw.get("instance_config"))
     if aws_only:
         extra["braket_aws_only"] = aws_only
     base_extra = kw.pop("_extra", None) or {}

@@ -259,6 +259,9 @@ def build_spec(
     hp = check_hyperparameters(hyperparameters)
     channels = check_input_data(input_data)
     ic = instance_config or InstanceConfig()
+    if not isinstance(ic, InstanceConfig) and hasattr(ic, "instanceType"):  # e.g. the Braket SDK's own
+        ic = InstanceConfig(instanceType=ic.instanceType, instanceCount=getattr(ic, "instanceCount", 1),
+                            volumeSizeInGb=getattr(ic, "volumeSizeInGb", 30))
     if not isinstance(ic, InstanceConfig):
         raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
     inst = instances.get_instance(ic.instanceType)
