@@ -35,9 +35,9 @@ def run_notebook(path: Path, parameters: dict | None = None) -> dict:
 def write_notebook(path: Path, cells: list[str | tuple[str, list[str]]]) -> Path:
     """Write a minimal nbformat-4 notebook of code cells (a tuple gives a cell its tags)."""
     out = []
-    for cell in cells:
+    for index, cell in enumerate(cells):
         source, tags = (cell, []) if isinstance(cell, str) else cell
-        out.append({"cell_type": "code", "execution_count": None, "metadata": {"tags": tags},
+        out.append({"cell_type": "code", "execution_count": None, "id": f"cell-{index}", "metadata": {"tags": tags},
                     "outputs": [], "source": source.splitlines(keepends=True)})
     nb = {"cells": out, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
                                                     "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}

@@ -102,3 +102,31 @@ def test_parallelize_training_notebook_single_and_data_parallel(example, device)
     assert ns["dp_result"]["world_size"] == 2 and dp.describe()["world_size"] == 2
     assert (dp.folder / "results" / "model.pt").is_file()
     assert dp.spec().hyperparameters["sagemaker_distributed_dataparallel_enabled"] == "true"
+
+
+def _in_kernel(path, parameters: dict, show: dict[str, str]) -> dict:
+    """Execute a notebook in a real Jupyter kernel (nbclient), parameters injected after the tagged cell;
+    return ``{name: value}`` of the ``show`` expressions, printed as JSON by a last cell."""
+    import json
+
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(path, as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    assign = "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(assign))
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json\nprint(json.dumps({" + ", ".join(f"{k!r}: {e}" for k, e in show.items()) + "}, default=repr))"))
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    return json.loads(nb.cells[-1].outputs[0]["text"])
+
+
+def test_notebooks_in_a_jupyter_kernel(example):
+    """The same notebooks in IPython proper: functions defined in the kernel's __main__, %%time magics."""
+    work = example("qml")
+    out = _in_kernel(work / "qcbm_training.ipynb", {"simulator": "lightning.qubit"},
+                     {"state": "job.state()", "keys": "sorted(result)", "losses": "len(metrics['loss'])",
+                      "kept": "(job.folder / 'results' / 'final_params.npy').is_file()"})
+    assert out == {"state": "COMPLETED", "keys": ["params"], "losses": out["losses"], "kept": True}
+    assert out["losses"] >= 1
