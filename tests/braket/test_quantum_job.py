@@ -165,7 +165,13 @@ def test_device_strings_pass_through(tmp_path):
         from qhybrid.braket import save_job_result
         save_job_result({"device": os.environ["AMZN_BRAKET_DEVICE_ARN"]})
     """, name="echo.py")
+    import enum
+
+    class Amazon(str, enum.Enum):  # the shape of braket.devices.Devices.Amazon
+        SV1 = "arn:aws:braket:::device/quantum-simulator/amazon/sv1"
+
     for device, seen in [("local:braket/braket.local.qubit", "local:braket/braket.local.qubit"),
+                         (Amazon.SV1, Amazon.SV1.value),
                          ("arn:aws:braket:::device/quantum-simulator/amazon/sv1",
                           "arn:aws:braket:::device/quantum-simulator/amazon/sv1"),
                          (None, "local:none/none")]:

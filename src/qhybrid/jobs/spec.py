@@ -103,6 +103,7 @@ def check_device(device) -> tuple[str, bool]:
     Raises:
         DeviceError: for a malformed or unknown device string.
     """
+    device = getattr(device, "value", device)  # Braket's device enums (Devices.Amazon.SV1) hold the ARN
     if device is None or device == NO_DEVICE:
         return NO_DEVICE, False
     if isinstance(device, str) and (device.startswith("local:braket/") and len(device) > 13 or _ARN_RE.match(device)):
