@@ -83,3 +83,14 @@ def test_unreadable_requirements_refused(tmp_path, home):
     with pytest.raises(SpecError, match="cannot read requirements file"):
         Job.create(CPU, pkg, entry_point="needsdeps.main")
     assert nothing_written(home)
+
+
+def test_in_process_jobs_say_they_use_the_callers_interpreter(tmp_path):
+    pkg = tmp_path / "inproc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "requirements.txt").write_text("cloudpickle\n")
+    (pkg / "main.py").write_text("from qhybrid.jobs import save_job_result\nsave_job_result({'ok': 1})\n")
+    job = Job.create(CPU, pkg, entry_point="inproc.main", in_process=True)
+    assert job.result() == {"ok": 1} and job.describe()["environment"] is None
+    assert "requirements.txt not installed: in-process jobs use the caller's interpreter" in job.logs()

@@ -357,7 +357,7 @@ class Job:
 def _environment_of(spec: JobSpec) -> str | None:
     """The folder of the job's own dependency environment (None: the caller's interpreter)."""
     env = spec.extra.get("environment")
-    if not env:
+    if not env or spec.in_process or spec.backend != "local":  # those run in the caller's interpreter
         return None
     from qhybrid.jobs.environments import env_dir
 

@@ -173,7 +173,11 @@ class Supervisor:
     def _environment(self) -> str | None:
         """Build (or reuse) the job's own environment when its source has requirements; its python."""
         env = self.spec.extra.get("environment")
-        if not env or self.spec.in_process:
+        if not env:
+            return None
+        if self.spec.in_process or self.spec.backend != "local":
+            where = "in-process jobs" if self.spec.in_process else f"the {self.spec.backend} backend"
+            self.emit(f"qhybrid: requirements.txt not installed: {where} use the caller's interpreter")
             return None
         python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit)
         return str(python)
