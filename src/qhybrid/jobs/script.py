@@ -136,13 +136,15 @@ def deserialize_values(data: dict[str, Any], data_format: str, allow_pickle: boo
     """Decode a persisted-job-data ``dataDictionary``.
 
     Raises:
-        RuntimeError: for pickled data when ``allow_pickle`` is False (as Braket's SDK).
+        JobError: (a RuntimeError) for pickled data when ``allow_pickle`` is False (as Braket's SDK).
     """
     if data_format == "plaintext":
         return dict(data)
     if data_format == "pickled_v4":
         if not allow_pickle:
-            raise RuntimeError(
+            from qhybrid.errors import JobError  # a RuntimeError, as Braket's SDK raises
+
+            raise JobError(
                 "the data is pickled (pickled_v4), which can run arbitrary code when loaded; "
                 "pass allow_pickle=True if you trust it"
             )
