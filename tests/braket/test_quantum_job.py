@@ -58,6 +58,11 @@ def test_create_result_metrics_metadata_download(tmp_path, device):
     cols = job.metrics(metric_type="iteration_number", statistic="min")
     assert cols["iteration_number"] == [0, 1, 2] and cols["loss"] == [1.0, 0.5, 1 / 3]
     assert job.metrics()["loss"] != [] and max(job.metrics(metric_type="iteration_number")["loss"]) == 5.0
+    from qhybrid.braket.metrics import MetricStatistic, MetricType
+
+    assert job.metrics(metric_type=MetricType.ITERATION_NUMBER, statistic=MetricStatistic.MIN) == cols
+    with pytest.raises(SpecError, match="metric_type 'step' is not one of"):
+        job.metrics(metric_type="step")
     meta = job.metadata()
     assert meta["jobArn"] == job.arn and meta["status"] == "COMPLETED" and meta["tags"] == {"team": "q"}
     assert meta["deviceConfig"] == {"device": device} and meta["hyperParameters"] == {"n": "3"}
