@@ -117,3 +117,22 @@ def test_rm(script, cli):
 def test_missing_names_are_usage_errors(argv, cli):
     result = cli(*argv)
     assert result.exit_code == 1 and result.stderr.startswith("qhybrid: error: Missing argument")
+
+
+def test_list_by_tags_all_must_match_and_show_has_tags(script, cli):
+    _run(cli, script, "qml-one", "--tag", "team=qml", "--tag", "stage=1")
+    _run(cli, script, "qml-two", "--tag", "team=qml", "--tag", "stage=2")
+    _run(cli, script, "untagged")
+    names = lambda *argv: [d["name"] for d in json.loads(cli("jobs", "list", "--json", *argv).stdout)]  # noqa: E731
+    assert names("--tag", "team=qml") == ["qml-two", "qml-one"]
+    assert names("--tag", "team=qml", "--tag", "stage=1") == ["qml-one"]
+    assert names("--tag", "team=other") == [] and len(names()) == 3
+    result = cli("jobs", "list", "--tag", "team=qml")
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["qml-two", "qml-one"]
+    assert cli("jobs", "list", "--tag", "team").exit_code == 1
+    rows = [line.split(None, 1) for line in cli("jobs", "show", "qml-one").stdout.splitlines()]
+    assert ["tags", "team=qml stage=1"] in rows and ["dependencies", "the caller's interpreter"] in rows
+    assert not any(r and r[0] == "tags" for r in (line.split(None, 1) for line in
+                                                   cli("jobs", "show", "untagged").stdout.splitlines()))
+    doc = json.loads(cli("jobs", "show", "qml-one", "--json").stdout)
+    assert doc["tags"] == {"team": "qml", "stage": "1"} and doc["dependency_environment"] is None

@@ -64,3 +64,13 @@ def test_pairs():
     assert pairs(["a=1", "b=x=y"], "--hp") == {"a": "1", "b": "x=y"}
     with pytest.raises(SpecError, match="KEY=VALUE"):
         pairs(["novalue"], "--hp")
+
+
+def test_run_tags_the_job(script, cli):
+    from qhybrid.jobs import Job
+
+    result = cli("run", script, "--name", "tagged", "--tag", "team=qml", "--tag", "stage=2", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert Job.get("tagged").spec().tags == {"team": "qml", "stage": "2"}
+    result = cli("run", script, "--name", "badtag", "--tag", "novalue")
+    assert result.exit_code == 1 and "qhybrid: error: --tag 'novalue' must look like KEY=VALUE" in result.stderr

@@ -1,7 +1,10 @@
 """Helpers for job tests (imported by tests as ``from jobkit import ...``)."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
+import zipfile
 from pathlib import Path
 
 from qhybrid.jobs import procs
@@ -57,3 +60,25 @@ FULL_SCRIPT = """
     save_job_result({"steps": steps, "data": data, "device": device(), "name": job_name(),
                      "threads": os.environ.get("OMP_NUM_THREADS")})
 """
+
+
+def make_wheel(folder: Path, name: str = "qhtinypkg", version: str = "1.0") -> Path:
+    """Write a minimal pure-Python wheel (a zip with its dist-info), installable with --no-index."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"VERSION = {version!r}\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: qhybrid-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    out = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return out

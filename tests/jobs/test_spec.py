@@ -27,8 +27,8 @@ def test_malformed_device(home, script):
 
 
 def test_unknown_provider(home, script):
-    _rejected(home, DeviceError, "unknown device provider 'braket'.*qhybrid, pennylane",
-              device="local:braket/sv1", source_module=script)
+    _rejected(home, DeviceError, "unknown device provider 'braket2'.*qhybrid, pennylane",
+              device="local:braket2/sv1", source_module=script)
 
 
 def test_unknown_simulator(home, script):
@@ -62,9 +62,15 @@ def test_missing_entry_point_function(home, script):
               entry_point="full:main")
 
 
-def test_hyperparameters_not_json(home, script):
-    _rejected(home, SpecError, "not JSON-serializable.*'bad'", device=CPU, source_module=script,
-              hyperparameters={"ok": 1, "bad": object()})
+def test_hyperparameters_stringified_as_braket_does(script):
+    from pathlib import Path
+
+    import numpy as np
+
+    from qhybrid.jobs.spec import check_hyperparameters
+
+    hp = check_hyperparameters({"n": np.int64(3), "x": np.float32(0.5), "p": Path("/a/b"), 4: [1, 2]})
+    assert hp == {"n": "3", "x": "0.5", "p": "/a/b", "4": "[1, 2]"}
 
 
 def test_missing_input_path(home, script, tmp_path):
@@ -161,7 +167,7 @@ def test_hyperparameters_are_stored_once(home, script):
     ({"entry_point": 5}, "entry_point must be a string.*5"),
     ({"input_data": {"a": None}}, "input path for channel 'a' must be a path, got None"),
     ({"input_data": 3.5}, "input_data must be a path or a dict"),
-    ({"device": None}, "device must be a string.*None"),
+    ({"device": 5}, "device must be a string.*5"),  # None is Braket's "no device" (local:none/none)
     ({"job_name": "name\n"}, "invalid job name"),
     ({"input_data": {"data\n": "."}}, "invalid input channel name"),
 ])

@@ -46,12 +46,16 @@ def register(app: typer.Typer) -> None:
     @jobs.command("list")
     def list_(state: Annotated[Optional[STATES], typer.Option(case_sensitive=False, help="Only jobs in this state.")] = None,
               limit: Annotated[int, typer.Option("--limit", "-n", help="Newest N jobs (0: all).")] = 20,
+              tag: Annotated[Optional[list[str]], typer.Option(
+                  "--tag", metavar="KEY=VALUE", help="Only jobs with this tag (repeatable; all must match).")] = None,
               json_: options.Json = False) -> None:
         """Jobs, newest first: state, device, when, billed time, the key result, cost."""
         from qhybrid.cli.results import key_metric
+        from qhybrid.cli.run import pairs
         from qhybrid.jobs import Job
 
-        found = list(reversed(Job.list(state=state.upper() if state else None)))
+        tags = pairs(tag, "--tag") or None
+        found = list(reversed(Job.list(state=state.upper() if state else None, tags=tags)))
         shown = found[:limit] if limit > 0 else found
         infos = [(j, j.describe()) for j in shown]
         if json_:
@@ -83,12 +87,15 @@ def register(app: typer.Typer) -> None:
         info = job.describe()
         env = environment.read(job.folder)
         if json_:
-            output.print_json({**info, "environment": env})
+            # describe()'s "environment" is the job's dependency environment; here it is environment.json
+            output.print_json({**info, "environment": env, "dependency_environment": info["environment"]})
             return
         rows = [(k, info[k]) for k in ("name",)] + [("state", output.state_text(info["state"]))]
         rows += [(k, info[k]) for k in ("device", "entry_point", "instance_type", "instance_count", "distribution",
                                          "world_size", "created", "started", "ended", "billed_seconds", "folder")]
         rows.append(("hyperparameters", " ".join(f"{k}={v}" for k, v in (info["hyperparameters"] or {}).items())))
+        if info.get("tags"):
+            rows.append(("tags", " ".join(f"{k}={v}" for k, v in info["tags"].items())))
         result = result_of(job, info)
         if result and result.get("summary"):
             rows.append(("answer", result["summary"]))
@@ -101,6 +108,8 @@ def register(app: typer.Typer) -> None:
             if env.get("git_commit") or env.get("source_git_commit"):
                 rows.append(("git", f"qhybrid {env.get('git_commit') or '-'}, source {env.get('source_git_commit') or '-'}"))
             rows.append(("command line", " ".join(env.get("command_line") or [])))
+        if not info.get("damaged"):
+            rows.append(("dependencies", info.get("environment") or "the caller's interpreter"))
         if info.get("damaged"):
             rows.append(("damaged", info["damaged"]))
         if info["failure_reason"]:

@@ -42,7 +42,9 @@ def register(app: typer.Typer) -> None:
         instance_count: Annotated[int, typer.Option(metavar="N", help="Instances.")] = 1,
         name: options.Name = None,
         checkpoints_from: Annotated[Optional[str], typer.Option(
-            metavar="JOB", help="Copy checkpoints in from this earlier job.")] = None,
+            metavar="JOB", help="Copy checkpoints in from this earlier job (its name, local:job/NAME or a Braket job ARN).")] = None,
+        tag: Annotated[Optional[list[str]], typer.Option(
+            "--tag", metavar="KEY=VALUE", help="Tag the job (repeatable; see: qhybrid jobs list --tag).")] = None,
         max_runtime: Annotated[Optional[float], typer.Option(metavar="S", help="Stop the job after S seconds.")] = None,
         max_cost: Annotated[Optional[float], typer.Option(
             metavar="USD", help="Stop the job when its cost reaches USD.")] = None,
@@ -68,7 +70,7 @@ def register(app: typer.Typer) -> None:
             copy_checkpoints_from_job=checkpoints_from,
             distribution="data_parallel" if data_parallel or processes_per_instance else None,
             max_runtime=max_runtime, max_cost=max_cost, processes_per_instance=processes_per_instance,
-            backend=backend, address=address,
+            backend=backend, address=address, tags=pairs(tag, "--tag") or None,
         )
         exit_with(submit_and_wait(kwargs, json_output=json_, wait=not no_wait, quiet=quiet, allow_pickle=allow_pickle,
                                   progress=ProgressSpec(show={}, first=1)))  # shows what it logs, as numbered

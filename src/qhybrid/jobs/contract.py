@@ -99,17 +99,23 @@ def checkpoint_file(job_name: str, suffix: str = "") -> str:
 SCHEMA_HEADER = {"name": "braket.jobs_data.persisted_job_data", "version": "1"}
 PLAINTEXT, PICKLED = "plaintext", "pickled_v4"
 DATA_FORMATS = (PLAINTEXT, PICKLED)
+FORMAT_ALIASES = {"pickle": PICKLED, "pickled": PICKLED}  # the strings notebooks write
 
 
 def format_name(data_format) -> str:
-    """Normalise a data format (a string or Braket's ``PersistedJobDataFormat`` enum).
+    """Normalise a data format: ``plaintext`` / ``pickled_v4``, the aliases ``pickle`` and
+    ``pickled``, or Braket's ``PersistedJobDataFormat`` enum (or its value).
 
     Raises:
-        PersistedDataError: for a format other than plaintext / pickled_v4.
+        PersistedDataError: for any other data format.
     """
     fmt = str(getattr(data_format, "value", data_format)).lower()
+    fmt = FORMAT_ALIASES.get(fmt, fmt)
     if fmt not in DATA_FORMATS:
-        raise PersistedDataError(f"data_format {data_format!r} is not one of {', '.join(DATA_FORMATS)}")
+        raise PersistedDataError(
+            f"data_format {data_format!r} is not one of {', '.join(map(repr, DATA_FORMATS))} (or 'pickle'), "
+            "or Braket's PersistedJobDataFormat"
+        )
     return fmt
 
 

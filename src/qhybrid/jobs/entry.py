@@ -49,6 +49,22 @@ def _load_file(path: str):
     return mod
 
 
+def hyperparameter_kwargs(target) -> dict[str, str]:
+    """The hyperparameters a ``module:function`` entry point takes by name (all of them for ``**kwargs``),
+    as Braket's container passes them."""
+    import inspect
+
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    hp = script.hyperparameters()
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return dict(hp)
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {k: v for k, v in hp.items() if k in names}
+
+
 def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None:
     """Import and run the entry point with ``source_dir`` first on ``sys.path``."""
     if source_dir not in sys.path:
@@ -67,7 +83,7 @@ def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None
     target = getattr(_load_file(shadowing) if shadowing else importlib.import_module(module), func)
     target = getattr(target, "__wrapped__", target)
     if call_file is None:
-        value = target()
+        value = target(**hyperparameter_kwargs(target))
         if value is not None and not (script.results_dir() / contract.RESULTS_FILE).exists():
             script.save_job_result(value if isinstance(value, dict) else {"result": value})
         return

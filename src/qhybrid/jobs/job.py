@@ -99,6 +99,7 @@ class Job:
         in_process: bool = False,
         address: str | None = None,
         force: bool = False,
+        tags: dict | None = None,
         _extra: dict | None = None,
     ) -> "Job":
         """Validate, snapshot and start a job (Braket's ``AwsQuantumJob.create`` keywords).
@@ -125,6 +126,7 @@ class Job:
                 else a local cluster on 127.0.0.1 (docs/ray.md).
             force: submit even when the predicted cost exceeds ``max_cost`` (the job is still
                 stopped when its running cost reaches it).
+            tags: ``{str: str}`` stored with the job (``jobs show``, ``jobs list --tag``).
 
         Returns:
             The Job (already finished when ``in_process`` or ``wait_until_complete``).
@@ -139,7 +141,7 @@ class Job:
             copy_checkpoints_from_job=copy_checkpoints_from_job, distribution=distribution,
             max_runtime=max_runtime, max_cost=max_cost, backend=backend,
             processes_per_instance=processes_per_instance, in_process=in_process, extra=_extra,
-            address=address,
+            address=address, tags=tags,
         )
         if spec.copy_checkpoints_from_job and not store.job_dir(spec.copy_checkpoints_from_job).is_dir():
             raise SpecError(f"copy_checkpoints_from_job: no job named {spec.copy_checkpoints_from_job!r}")
@@ -234,12 +236,15 @@ class Job:
         return cls(name)
 
     @classmethod
-    def list(cls, state: str | None = None) -> list["Job"]:
-        """Return every job (oldest first), optionally only those in ``state``."""
+    def list(cls, state: str | None = None, *, tags: dict | None = None) -> list["Job"]:
+        """Return every job (oldest first), optionally only those in ``state`` carrying all ``tags``."""
         for row in store.rows():
             if row["state"] in ACTIVE:
                 check_alive(row)
-        return [cls(r["name"]) for r in store.rows(state)]
+        jobs = [cls(r["name"]) for r in store.rows(state)]
+        if tags:
+            jobs = [j for j in jobs if _has_tags(j, tags)]
+        return jobs
 
     # -- state ------------------------------------------------------------------
     def _row(self) -> dict:
@@ -251,6 +256,11 @@ class Job:
     @property
     def folder(self) -> Path:
         return store.job_dir(self.name)
+
+    @property
+    def arn(self) -> str:
+        """The job's local ARN, ``local:job/<name>`` (accepted wherever a job name is)."""
+        return f"local:job/{self.name}"
 
     def spec(self) -> JobSpec:
         """The job's spec. Raises JobError when its folder or spec.json is missing or damaged."""
@@ -416,6 +426,8 @@ class Job:
             "measured_seconds_per_iteration": versus["measured_seconds_per_iteration"],
             "cost_on_other_instances_usd": versus["cost_on_other_instances_usd"],
             "cost_on_other_instances_basis": versus["cost_on_other_instances_basis"],
+            "tags": spec.tags if spec else {},
+            "environment": _environment_of(spec) if spec else None,
             "failure_reason": row["reason"] if row["state"] != JobState.COMPLETED else None,
             "traceback_tail": row["traceback"],
             "folder": str(self.folder),
@@ -427,3 +439,21 @@ class Job:
         if self.state() in ACTIVE:
             raise JobError(f"job {self.name!r} is {self.state()}; cancel it before removing it")
         store.delete(self.name)
+
+
+def _has_tags(job: "Job", tags: dict) -> bool:
+    """True when the job carries every one of ``tags`` (a damaged job carries none)."""
+    try:
+        return tags.items() <= job.spec().tags.items()
+    except JobError:
+        return False
+
+
+def _environment_of(spec: JobSpec) -> str | None:
+    """The folder of the job's own dependency environment (None: the caller's interpreter)."""
+    env = spec.extra.get("environment")
+    if not env or spec.in_process or spec.backend != "local":  # those run in the caller's interpreter
+        return None
+    from qhybrid.jobs.environments import env_dir
+
+    return str(env_dir(env["key"]))

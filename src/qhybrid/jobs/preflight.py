@@ -27,6 +27,10 @@ def check(spec) -> None:
     Raises:
         DeviceError, SpecError, MemoryLimitError: one line naming the value and what would work.
     """
+    from qhybrid.jobs.spec import passes_through
+
+    if passes_through(spec.device):  # None, local:braket/..., ARNs: the script's own business
+        return
     dev = parse_device(spec.device)
     if needs_gpu(dev) and spec.backend == "local" and not _local_cuda():
         raise DeviceError(

@@ -128,12 +128,13 @@ def load_job_result(filename: str | os.PathLike | None = None, *, allow_pickle: 
     return read_persisted(filename or results_dir() / contract.RESULTS_FILE, allow_pickle=allow_pickle)
 
 
-def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plaintext") -> None:
+def save_job_result(result_data: dict[str, Any] | Any, data_format: str | None = None) -> None:
     """Save the job's result as ``results.json`` (persisted-job-data layout, atomic).
 
     A non-dict value is saved as ``{"result": value}``. Saving again updates the
     earlier keys when both use the same data format (as Braket does); earlier
-    pickled values are kept encoded, never unpickled.
+    pickled values are kept encoded, never unpickled. With ``data_format=None`` a
+    result already pickled stays pickled (as Braket), else it is plaintext.
 
     Raises:
         ValueError: on an empty result or an unknown data format.
@@ -143,16 +144,19 @@ def save_job_result(result_data: dict[str, Any] | Any, data_format: str = "plain
         raise ValueError("result_data can not be empty")
     if not isinstance(result_data, dict):
         result_data = {"result": result_data}
-    fmt = contract.format_name(data_format)
+    fmt = contract.format_name(data_format or contract.PLAINTEXT)
     path = results_dir() / contract.RESULTS_FILE
-    encoded = serialize_values(result_data, fmt)
+    old = None
     if path.exists():
         try:
             old = contract.load_document(path)
-            if old.get("dataFormat") == fmt:
-                encoded = {**old["dataDictionary"], **encoded}
+            if old.get("dataFormat") == contract.PICKLED and data_format is None:
+                fmt = contract.PICKLED  # as Braket: results already pickled stay pickled
         except (OSError, ValueError, KeyError):
-            pass
+            old = None
+    encoded = serialize_values(result_data, fmt)
+    if old is not None and old.get("dataFormat") == fmt:
+        encoded = {**old["dataDictionary"], **encoded}
     write_atomic(path, json.dumps({"braketSchemaHeader": SCHEMA_HEADER, "dataDictionary": encoded, "dataFormat": fmt}))
 
 

@@ -23,6 +23,9 @@ MAX_INSTANCE_COUNT = 1000
 _ENTRY_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 DISTRIBUTIONS = (None, "data_parallel")
 BACKENDS = ("local", "ray")
+NO_DEVICE = "local:none/none"  # what Braket passes for device=None
+_ARN_RE = re.compile(r"^arn:aws[a-z-]*:braket:[a-z0-9-]*:\d*:device/[A-Za-z0-9_./-]+$")
+_JOB_REF_RE = re.compile(r"^(?:local:job/|arn:[A-Za-z0-9-]+:braket:[a-z0-9-]*:\d*:job/)(?P<name>.+)$")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class JobSpec:
     # the instance type's hardware and price, frozen at submission (an edited prices.toml never
     # changes a job that was already submitted)
     instance: dict[str, Any] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
 
     @property
     def world_size(self) -> int:
@@ -109,6 +113,51 @@ def check_name(name: str) -> str:
             f"invalid job name {name!r}: use 1-{MAX_NAME} letters, digits and inner hyphens (e.g. 'qaoa-run-1')"
         )
     return name
+
+
+def job_ref_name(ref: str) -> str:
+    """Return the job name in ``ref``: a name, a local ARN ``local:job/NAME`` or a Braket job ARN."""
+    match = _JOB_REF_RE.match(ref) if isinstance(ref, str) else None
+    return check_name(match["name"] if match else ref)
+
+
+def passes_through(device: str) -> bool:
+    """True for a device string qhybrid hands to the script unchecked: ``local:none/none`` (None),
+    ``local:braket/<name>`` and Braket device ARNs."""
+    return device == NO_DEVICE or (device.startswith("local:braket/") and len(device) > 13) or bool(_ARN_RE.match(device))
+
+
+def check_device(device) -> tuple[str, bool]:
+    """Return ``(device string, needs a GPU)``; Braket's pass-through strings are kept as they are.
+
+    ``None`` (as ``local:none/none``), ``local:braket/<name>`` and device ARNs reach the script
+    unchanged; ``local:qhybrid/...``, ``local:pennylane/...`` and anything else are checked
+    strictly (``parse_device``).
+
+    Raises:
+        DeviceError: for a malformed or unknown device string.
+    """
+    device = getattr(device, "value", device)  # Braket's device enums (Devices.Amazon.SV1) hold the ARN
+    if device is None or device == NO_DEVICE:
+        return NO_DEVICE, False
+    if not isinstance(device, str):
+        raise SpecError(f"device must be a string like 'local:qhybrid/qhybrid.cpu' (or None), got {device!r}")
+    if passes_through(device):
+        return device, False
+    dev = parse_device(device)
+    return str(dev), needs_gpu(dev)
+
+
+def check_tags(tags) -> dict[str, str]:
+    """Return tags as ``{str: str}`` (Braket's job tags)."""
+    if tags is None:
+        return {}
+    if not isinstance(tags, dict):
+        raise SpecError(f"tags must be a dict of str -> str, got {type(tags).__name__}")
+    bad = [k for k, v in tags.items() if not isinstance(k, str) or not k or not isinstance(v, str)]
+    if bad:
+        raise SpecError(f"tags must map non-empty strings to strings; bad key(s): {', '.join(map(repr, bad))}")
+    return dict(tags)
 
 
 def generate_name(source: Path) -> str:
@@ -174,17 +223,12 @@ def resolve_entry_point(source: Path, entry_point: str | None) -> str:
 
 
 def check_hyperparameters(hp: dict | None) -> dict[str, str]:
-    """Check hyperparameters are JSON-serializable; return them stringified as Braket does."""
+    """Return hyperparameters stringified as Braket does (``str(key): str(value)``, any value)."""
     if hp is None:
         return {}
     if not isinstance(hp, dict):
         raise SpecError(f"hyperparameters must be a dict, got {type(hp).__name__}")
-    try:
-        json.dumps(hp)
-    except (TypeError, ValueError) as err:
-        bad = [k for k, v in hp.items() if not _json_ok(v)]
-        raise SpecError(f"hyperparameters are not JSON-serializable ({', '.join(map(repr, bad)) or err})") from None
-    out = {str(k): str(v) for k, v in hp.items()}
+    out = {str(k): str(v) for k, v in hp.items()}  # as Braket: every value becomes its string
     size = len(json.dumps(out).encode("utf-8"))
     if size > MAX_HYPERPARAMETER_BYTES:
         raise SpecError(
@@ -192,14 +236,6 @@ def check_hyperparameters(hp: dict | None) -> dict[str, str]:
             "pass data through input_data instead"
         )
     return out
-
-
-def _json_ok(value) -> bool:
-    try:
-        json.dumps(value)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def check_input_data(input_data) -> dict[str, str]:
@@ -270,15 +306,14 @@ def build_spec(
     in_process: bool = False,
     extra: dict | None = None,
     address: str | None = None,
+    tags: dict | None = None,
 ) -> JobSpec:
     """Validate every argument of ``Job.create`` and return a JobSpec (no side effects).
 
     Raises:
         SpecError, InstanceError, DeviceError: one line naming the bad value.
     """
-    if not isinstance(device, str):
-        raise SpecError(f"device must be a string like 'local:qhybrid/qhybrid.cpu', got {device!r}")
-    dev = parse_device(device)
+    dev, gpu_only = check_device(device)
     if not isinstance(source_module, (str, os.PathLike)):
         raise SpecError(f"source_module must be a path to a .py file or a package folder, got {source_module!r}")
     source = Path(source_module).expanduser()
@@ -291,10 +326,13 @@ def build_spec(
     hp = check_hyperparameters(hyperparameters)
     channels = check_input_data(input_data)
     ic = instance_config or InstanceConfig()
+    if not isinstance(ic, InstanceConfig) and hasattr(ic, "instanceType"):  # e.g. the Braket SDK's own
+        ic = InstanceConfig(instanceType=ic.instanceType, instanceCount=getattr(ic, "instanceCount", 1),
+                            volumeSizeInGb=getattr(ic, "volumeSizeInGb", 30))
     if not isinstance(ic, InstanceConfig):
         raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
     inst = instances.get_instance(ic.instanceType)
-    if needs_gpu(dev) and inst.gpus == 0:
+    if gpu_only and inst.gpus == 0:
         gpu_types = [n for n, i in instances.catalogue().items() if i.gpus and i.usd_per_minute is not None]
         raise InstanceError(
             f"device {dev} needs a GPU but instance type {ic.instanceType!r} has none; "
@@ -336,7 +374,11 @@ def build_spec(
             f"(${inst.usd_per_second * ic.instanceCount:.6f}); raise it"
         )
     if copy_checkpoints_from_job is not None:
-        check_name(copy_checkpoints_from_job)
+        copy_checkpoints_from_job = job_ref_name(copy_checkpoints_from_job)
+    job_tags = check_tags(tags)
+    from qhybrid.jobs import environments
+
+    extra = environments.attach(source, extra)  # requirements.txt in the source: the job's own environment
     if distribution == "data_parallel":
         hp = {**hp, "sagemaker_distributed_dataparallel_enabled": "true", "sagemaker_instance_type": ic.instanceType}
     name = check_name(job_name) if job_name is not None else generate_name(source)
@@ -345,7 +387,7 @@ def build_spec(
     check_room(total)
     spec = JobSpec(
         name=name,
-        device=str(dev),
+        device=dev,
         source=str(source),
         entry_point=entry,
         hyperparameters=hp,
@@ -362,6 +404,7 @@ def build_spec(
         created=time.time(),
         extra=dict(extra or {}),
         instance=frozen,
+        tags=job_tags,
     )
     from qhybrid.jobs import preflight
     from qhybrid.jobs.backends import get_backend

@@ -6,8 +6,10 @@ session) so the job outlives its caller, or called in-process
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -15,8 +17,9 @@ import threading
 import time
 import traceback
 
-from qhybrid.jobs import contract, instances, metrics, procs, store
+from qhybrid.jobs import contract, environments, instances, metrics, procs, store
 from qhybrid.jobs.backends import ProcessSpec, get_backend
+from qhybrid.jobs.environments import EnvironmentBuildError
 from qhybrid.jobs.spec import JobSpec
 from qhybrid.jobs.state import ACTIVE, JobState, transition
 
@@ -25,6 +28,8 @@ HEARTBEAT_S = 1.0
 RECORD_S = 0.5  # how often the descendants record is refreshed
 TB_LINES = 25
 _INHERITED = contract.DISTRIBUTED_ENV + ("TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT")
+STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
+BRAKET_HINT = "the script imports the Braket SDK, which is not installed: pip install 'qhybrid[braket]'"
 
 
 def load_spec(name: str) -> JobSpec:
@@ -64,6 +69,10 @@ def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None, loopback: 
         "QHYBRID_HOME": str(store.home()),
         "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(gpus)),
     })
+    if spec.distribution == "data_parallel" and importlib.util.find_spec("smdistributed") is None:
+        # smdistributed.dataparallel over torch.distributed; the source folder itself stays off
+        # PYTHONPATH (entry puts it first on sys.path once the runner has imported what it needs)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (STANDINS, env.get("PYTHONPATH", "")) if p)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep instead of spinning (issue 14)
     if spec.distribution:
         env.update(
@@ -84,16 +93,18 @@ _BOOT_310 = ("import sys; del sys.path[0]; del sys.argv[1]; import runpy; "
              "runpy.run_module('qhybrid.jobs.entry', run_name='__main__', alter_sys=True)")
 
 
-def runner_argv() -> list[str]:
+def runner_argv(python: str | None = None) -> list[str]:
     """The command that starts a job process, up to its arguments (source folder, entry point).
 
     The source folder (the working folder) is kept off the front of ``sys.path`` while the runner
     imports what it needs (``-P``; on Python 3.10 a bootstrap that drops it), so a job file named
     like a standard module (``json.py``) cannot break the runner; ``entry`` then puts it first.
+    ``python``: the job's own environment's interpreter (default: this one).
     """
+    python = python or sys.executable
     if sys.version_info >= (3, 11):
-        return [sys.executable, "-P", "-m", "qhybrid.jobs.entry"]
-    return [sys.executable, "-c", _BOOT_310, "qhybrid.jobs.entry"]
+        return [python, "-P", "-m", "qhybrid.jobs.entry"]
+    return [python, "-c", _BOOT_310, "qhybrid.jobs.entry"]
 
 
 class Rendezvous:
@@ -186,7 +197,7 @@ class Supervisor:
                 self._metrics.write(json.dumps(row) + "\n")
 
     # -- lifecycle ----------------------------------------------------------
-    def processes(self) -> list[ProcessSpec]:
+    def processes(self, python: str | None = None) -> list[ProcessSpec]:
         spec = self.spec
         port, extra = None, {}
         if spec.distribution:
@@ -196,7 +207,7 @@ class Supervisor:
             else:
                 port = free_port()
         source = self.folder / contract.SOURCE_DIR
-        argv = [*runner_argv(), str(source), spec.entry_point]
+        argv = [*runner_argv(python), str(source), spec.entry_point]
         if spec.extra.get("call"):
             argv.append(str(source / contract.CALL_FILE))
         return [
@@ -216,7 +227,8 @@ class Supervisor:
         self._metrics = self._open(self.folder / contract.METRICS_FILE)
         started = None
         try:
-            specs = self.processes()
+            python = self._environment()
+            specs = self.processes(python)
             for p in specs:
                 self._rank_logs[p.rank] = self._open(logs / contract.rank_log(p.rank))
             self.backend.prepare(specs, self.on_line,
@@ -231,6 +243,8 @@ class Supervisor:
                 f"{spec.instance_count} x {spec.instance_type}, {len(specs)} process(es)"
             )
             state, reason, tb = self._watch(specs, started)
+        except EnvironmentBuildError as err:  # the job's requirements: pip's message, no script ran
+            state, reason, tb, started = JobState.FAILED, f"installing the job's requirements failed: {err}", None, time.time()
         except BaseException as err:  # the supervisor's own failure
             self.backend.kill(grace=1.0)
             state, reason, tb = JobState.FAILED, f"supervisor error: {err!r}", traceback.format_exc()
@@ -247,6 +261,18 @@ class Supervisor:
             known = {p for p, _s in found}
             old = [x for x in _read_descendants(self.folder) if x[0] not in known and procs.alive(*x)]
             contract.write_atomic(self.folder / contract.DESCENDANTS_FILE, json.dumps(found + old))
+
+    def _environment(self) -> str | None:
+        """Build (or reuse) the job's own environment when its source has requirements; its python."""
+        env = self.spec.extra.get("environment")
+        if not env:
+            return None
+        if self.spec.in_process or self.spec.backend != "local":
+            where = "in-process jobs" if self.spec.in_process else f"the {self.spec.backend} backend"
+            self.emit(f"qhybrid: requirements.txt not installed: {where} use the caller's interpreter")
+            return None
+        python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit)
+        return str(python)
 
     def _watch(self, specs, started):
         spec = self.spec
@@ -315,6 +341,8 @@ class Supervisor:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
         reason = f"{who} {how}" + (f": {last.strip()}" if last else "")
         reason = self.backend.failure_reason(rank) or reason  # e.g. Ray: "worker died: ..."
+        if "No module named 'braket" in last:
+            reason += f" ({BRAKET_HINT})"
         if self.spec.distribution and self.spec.world_size > 1:
             reason += "; the other ranks were stopped"
         return JobState.FAILED, reason, tb
@@ -334,7 +362,20 @@ class Supervisor:
             if f is not None and not f.closed:
                 f.close()
 
+    def _export(self) -> None:
+        """Copy results and checkpoints where the job's output / checkpoint config asked (Braket's local paths)."""
+        for key, sub in (("output_path", "results"), ("checkpoint_path", "checkpoints")):
+            target = self.spec.extra.get(key)
+            if target and (self.folder / sub).is_dir():
+                dest = os.path.join(target, self.name) if key == "output_path" else target
+                shutil.copytree(self.folder / sub, dest, dirs_exist_ok=True)
+
     def _finish(self, state, reason, tb, started) -> str:
+        try:
+            self._export()
+        except OSError as err:
+            if state == JobState.COMPLETED:
+                state, reason, tb = JobState.FAILED, f"copying outputs failed: {err}", traceback.format_exc()
         try:
             self.backend.finish()  # e.g. Ray: bring results/checkpoints home
         except Exception as err:  # noqa: BLE001 - recorded, not raised

@@ -1,0 +1,1 @@
+"""Stand-in for ``smdistributed.dataparallel``: see ``smdistributed.dataparallel.torch``."""

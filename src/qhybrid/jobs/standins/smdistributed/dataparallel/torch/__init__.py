@@ -1,0 +1,1 @@
+"""Stand-in for ``smdistributed.dataparallel.torch``: ``distributed`` and ``parallel.distributed``."""

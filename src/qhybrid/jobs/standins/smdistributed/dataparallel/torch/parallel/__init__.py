@@ -1,0 +1,1 @@
+"""Stand-in for ``smdistributed.dataparallel.torch.parallel``."""

@@ -1,0 +1,46 @@
+"""Fixtures of the Braket-compatibility tests: an example folder copied into a fresh working folder."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from braketkit import EXAMPLES
+
+
+@pytest.fixture
+def home(_isolated_home):
+    return Path(_isolated_home)
+
+
+@pytest.fixture
+def example(tmp_path, monkeypatch):
+    """Return ``copy(name) -> Path``: the example folder (or file) copied to tmp, made the working folder."""
+
+    def copy(name: str) -> Path:
+        src = EXAMPLES / name
+        work = tmp_path / "work"
+        if src.is_dir():
+            shutil.copytree(src, work, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            work.mkdir()
+            shutil.copy2(src, work / src.name)
+        monkeypatch.chdir(work)
+        monkeypatch.syspath_prepend(str(work))  # a notebook's own folder is importable, as in Jupyter
+        return work
+
+    return copy
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_jobs(_isolated_home):
+    """After each test, cancel whatever job still runs."""
+    yield
+    if not (Path(_isolated_home) / "index.db").exists():
+        return
+    from qhybrid.jobs import Job
+
+    for job in Job.list():
+        if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
+            job.cancel(timeout=5)
