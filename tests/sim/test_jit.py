@@ -51,3 +51,19 @@ def test_registry_fills_itself():
         registry.kernel("no_such_kernel", 1)
     k = registry.kernel("vdot_real", 1)
     assert k is registry.kernel("vdot_real", 2) and k is not registry.kernel("vdot_real", registry.PARALLEL_MIN)
+
+
+def test_threads_sets_and_restores_both_pools():
+    import numba
+    import torch
+
+    from qhybrid.sim.jit import threads
+
+    before = (torch.get_num_threads(), numba.get_num_threads())
+    with threads(1):
+        assert (torch.get_num_threads(), numba.get_num_threads()) == (1, 1)
+    with threads(1, torch_too=False):
+        assert (torch.get_num_threads(), numba.get_num_threads()) == (before[0], 1)
+    with threads(None):
+        assert (torch.get_num_threads(), numba.get_num_threads()) == before
+    assert (torch.get_num_threads(), numba.get_num_threads()) == before

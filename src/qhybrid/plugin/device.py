@@ -31,7 +31,6 @@ back to the CPU.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,6 +46,7 @@ from ..errors import DeviceError
 from ..sim import Cache
 from ..sim.adjoint import adjoint_jacobian
 from ..sim.circuit import Circuit
+from ..sim.jit import threads
 from ..sim.measure import measure, sample_bits
 from ..sim.observables import expval
 from ..sim.simulate import final_state
@@ -77,28 +77,7 @@ def _numpy_rng(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-@contextlib.contextmanager
-def _threads(n):
-    if n is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        import numba
-
-        old_nb = numba.get_num_threads()
-        numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
-    except Exception:  # noqa: BLE001  (numba optional)
-        old_nb = None
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-        if old_nb is not None:
-            import numba
-
-            numba.set_num_threads(old_nb)
+_threads = threads  # torch and numba threads while executing (sim.jit's one policy)
 
 
 MCMC_KERNELS = ("Local", "NonZeroRandom")

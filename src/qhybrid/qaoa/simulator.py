@@ -267,16 +267,10 @@ class QAOA:
     SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
 
     def _numba_sweep(self, a: np.ndarray, *, grad: bool):
-        import numba
+        from qhybrid.sim.jit import threads
 
-        if self._n_eff() > self.SERIAL_BITS:
+        with threads(None if self._n_eff() > self.SERIAL_BITS else 1, torch_too=False):
             return self._numba_sweep_threads(a, grad=grad)
-        before = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            return self._numba_sweep_threads(a, grad=grad)
-        finally:
-            numba.set_num_threads(before)
 
     def _numba_sweep_threads(self, a: np.ndarray, *, grad: bool):
         from qhybrid.qaoa import numba_kernels as nk

@@ -12,6 +12,7 @@ says so once on stderr.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -66,3 +67,28 @@ def notice() -> None:
 def num_threads() -> int:
     """numba's thread count (1 without numba)."""
     return numba.get_num_threads() if HAVE_NUMBA else 1
+
+
+@contextlib.contextmanager
+def threads(n: int | None, *, torch_too: bool = True):
+    """numba's (and torch's) thread count set to ``n`` inside the block, restored after; the
+    one thread policy of the engine (``None``: unchanged). numba's count cannot exceed the
+    pool it started with (``NUMBA_NUM_THREADS``)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    old_torch = torch.get_num_threads()
+    old_nb = numba.get_num_threads() if HAVE_NUMBA else None
+    if torch_too:
+        torch.set_num_threads(int(n))
+    if HAVE_NUMBA:
+        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        if torch_too:
+            torch.set_num_threads(old_torch)
+        if old_nb is not None:
+            numba.set_num_threads(old_nb)
