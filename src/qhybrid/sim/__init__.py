@@ -14,22 +14,13 @@ States are ``(B, 2**n)``, wire 0 the most significant bit. ``B`` is the
 parameter-broadcast batch (1 when nothing is broadcast). See ``README.md``
 for how fusion and the adjoint method work.
 """
-import importlib
+from .adjoint import adjoint_jacobian
+from .cache import Cache
+from .circuit import Circuit, DenseTerm, Measurement, Observable, Operation, PauliTerm
+from .gates import GATES
+from .simulate import final_state, simulate
 
-# name -> submodule; loaded on first use, so that ``from qhybrid.sim import memory`` (a
-# check before any state exists) does not import torch kernels and numba
-_EXPORTS = {
-    "adjoint_jacobian": "adjoint", "Cache": "cache", "GATES": "gates", "final_state": "simulate",
-    "simulate": "simulate", "Circuit": "circuit", "DenseTerm": "circuit", "Measurement": "circuit",
-    "Observable": "circuit", "Operation": "circuit", "PauliTerm": "circuit",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = [
+    "Cache", "Circuit", "DenseTerm", "GATES", "Measurement", "Observable", "Operation", "PauliTerm",
+    "adjoint_jacobian", "final_state", "simulate",
+]
