@@ -15,16 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from pathlib import Path
 
 
-def cache_dir() -> Path:
-    """Where compiled kernels are cached: ``NUMBA_CACHE_DIR``, else ``~/.cache/qhybrid``."""
-    given = os.environ.get("NUMBA_CACHE_DIR")
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "qhybrid"
+from qhybrid.kernel_cache import cache_dir  # noqa: E402  (re-exported)
 
 
 # numba reads NUMBA_CACHE_DIR when it loads and again whenever a NUMBA_* variable changes
