@@ -5,18 +5,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # The CPU wheel of torch; a plain `pip install qhybrid` elsewhere takes a normal torch.
+# numba kernels compile on first use into ~/.cache/qhybrid (or NUMBA_CACHE_DIR): no warm-up step.
 TORCH_SPEC ?= torch==2.13.0
 
-# What a QAOA job computes, once at 20 qubits, compiles every numba kernel of the fast path
-# into numba's on-disk cache, so that jobs are not billed for compilation.
-define WARM_UP
-import torch, networkx as nx
-from qhybrid.qaoa import QAOA
-q = QAOA(nx.gnm_random_graph(20, 30, seed=1))
-x = torch.full((2, 2), 0.3, dtype=torch.float64)
-q.energy_and_grad(x); q.energy(x); q.most_likely(x, k=32); q.diagonal.optimum(max_bitstrings=8)
-endef
-export WARM_UP
 
 .PHONY: run test setup setup-test bench clean
 
@@ -26,9 +17,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
-	$(BIN)/pip install -q -e ".[lightning,plot,fast]"
-	@echo "compiling the QAOA CPU kernels once (numba caches them; a minute or two)"
-	$(BIN)/python -c "$$WARM_UP"
+	$(BIN)/pip install -q -e ".[lightning,plot]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed

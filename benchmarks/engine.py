@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/engine.py                      # full run (several minutes)
     python benchmarks/engine.py --quick              # small sizes, seconds
+    python benchmarks/engine.py --small --repeats 21 # per-call cost at 8-14 qubits, forward and gradient
     python benchmarks/engine.py --only qaoa --repeats 5
     python benchmarks/engine.py --device qhybrid.gpu --dtype complex64
 """
@@ -109,7 +110,47 @@ def ham_workload(n: int, *, terms: int = 200, layers: int = 3, seed: int = 1967)
     return circuit, params
 
 
+def layered_workload(n: int, *, layers: int = 3, seed: int = 1967):
+    """3 layers of RX/RY/RZ on every wire + a CNOT ring, expval(Z0): the small-circuit case,
+    where per-call overhead (preprocessing, conversion) decides rather than kernels."""
+    x0 = np.random.default_rng(seed).uniform(0, 2 * np.pi, size=(layers, n, 3))
+
+    def circuit(x):
+        for layer in range(layers):
+            for w in range(n):
+                qml.RX(x[layer, w, 0], w)
+                qml.RY(x[layer, w, 1], w)
+                qml.RZ(x[layer, w, 2], w)
+            for w in range(n):
+                qml.CNOT([w, (w + 1) % n])
+        return qml.expval(qml.PauliZ(0))
+
+    return circuit, x0
+
+
 WORKLOADS = {"sel": sel_workload, "qaoa": qaoa_workload, "ham": ham_workload}
+SMALL_SIZES = [8, 10, 12, 14]
+
+
+def small_table(args, c_dtype) -> None:
+    """Per-call cost at 8-14 qubits through a QNode: forward alone and energy + gradient, ours
+    and the peer's taking turns (:func:`interleaved_medians`), ratio = peer / ours."""
+    print("| n | forward ours ms | forward peer ms | ratio | e+grad ours ms | e+grad peer ms | ratio | max |Δ| |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in SMALL_SIZES:
+        circuit, x0 = layered_workload(n)
+        x = pnp.array(x0, requires_grad=True)
+        calls, checks = [], []
+        for name in (args.device, args.peer):
+            qnode = qml.QNode(circuit, make_device(name, n, c_dtype), diff_method="adjoint")
+            grad = qml.grad(qnode)
+            calls += [lambda q=qnode: q(x), lambda g=grad: g(x)]
+            checks.append((float(qnode(x)), np.asarray(grad(x))))
+        fo, go, fp, gp = interleaved_medians(calls, [args.repeats] * 4)
+        diff = max(abs(checks[0][0] - checks[1][0]), float(np.max(np.abs(checks[0][1] - checks[1][1]))))
+        print(f"| {n} | {fo * 1e3:.2f} | {fp * 1e3:.2f} | {fp / fo:.2f}x | {go * 1e3:.2f} | {gp * 1e3:.2f} | "
+              f"{gp / go:.2f}x | {diff:.1e} |")
+        sys.stdout.flush()
 
 
 # ---------------------------------------------------------------- timing
@@ -263,6 +304,8 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=120.0,
                         help="the same for qhybrid, so a slow engine cannot stall the run (s)")
     parser.add_argument("--csv", type=Path, default=OUT)
+    parser.add_argument("--small", action="store_true",
+                        help="only the 8-14 qubit per-call table (forward and energy + gradient)")
     args = parser.parse_args(argv)
 
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -281,6 +324,11 @@ def main(argv=None) -> int:
     print("## qhybrid engine benchmark\n")
     for line in machine_info():
         print(f"- {line}")
+    if args.small:
+        print(f"- {args.device} vs {args.peer}, {args.dtype}, layered circuit (3 x RX/RY/RZ + CNOT ring), "
+              f"median of {args.repeats}, taking turns\n")
+        small_table(args, c_dtype)
+        return 0
     print(f"- device {args.device} vs {args.peer}, {args.dtype}, median of {args.repeats} "
           f"after one warm-up, the two devices taking turns, each timed call the second of two in a row, "
           f"collector off; one call = energy + adjoint gradient\n")

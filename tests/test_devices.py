@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from qhybrid.devices import DeviceSpec, available_devices, needs_gpu, parse_device, pennylane_device
+from qhybrid.devices import DeviceSpec, Target, available_devices, needs_gpu, parse_device, pennylane_device, resolve
 from qhybrid.errors import DeviceError
 
 
@@ -38,3 +38,19 @@ def test_needs_gpu():
 def test_pennylane_device():
     dev = pennylane_device("local:pennylane/default.qubit", wires=2)
     assert dev.name == "default.qubit"
+
+
+def test_resolve_says_how_a_device_runs():
+    cpu = resolve("local:qhybrid/qhybrid.cpu")
+    assert (cpu.provider, cpu.name, cpu.torch_device, cpu.needs_gpu, cpu.kernels) == \
+        ("qhybrid", "qhybrid.cpu", "cpu", False, "numba")
+    gpu = resolve(DeviceSpec("qhybrid", "qhybrid.gpu"))
+    assert (gpu.torch_device, gpu.needs_gpu, gpu.kernels) == ("cuda", True, "torch")
+    peer = resolve("local:pennylane/lightning.qubit")
+    assert (peer.kernels, peer.needs_gpu, str(peer)) == ("pennylane", False, "local:pennylane/lightning.qubit")
+    assert resolve(peer) is peer and isinstance(peer, Target) and peer.spec == parse_device(str(peer))
+
+
+def test_resolve_rejects_what_parse_rejects():
+    with pytest.raises(DeviceError, match="unknown qhybrid simulator"):
+        resolve("local:qhybrid/qhybrid.tpu")

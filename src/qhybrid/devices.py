@@ -5,12 +5,19 @@ Providers:
 - ``pennylane``: any installed PennyLane device (read from the
   ``pennylane.plugins`` entry points, nothing imported).
 
+``resolve(device_string)`` answers everything a caller decides from a device string,
+once: a :class:`Target` (provider, name, torch device, whether it needs a GPU, the
+kernel set that will run). ``parse_device`` and ``needs_gpu`` are thin views of it.
+
 Example:
     >>> parse_device("local:pennylane/lightning.qubit")
     DeviceSpec(provider='pennylane', name='lightning.qubit')
+    >>> resolve("local:qhybrid/qhybrid.gpu").torch_device
+    'cuda'
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 
@@ -74,9 +81,53 @@ def parse_device(s: str | DeviceSpec) -> DeviceSpec:
     return DeviceSpec(provider, name)
 
 
+#: Kernel sets: qhybrid's numba kernels (CPU), its torch kernels (CPU without numba, or CUDA),
+#: or a PennyLane device's own simulator.
+KERNEL_SETS = ("numba", "torch", "pennylane")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved device string: who simulates, where, with which kernels."""
+
+    provider: str
+    name: str
+    torch_device: str  # "cpu" or "cuda": where qhybrid's tensors live (and a PennyLane GPU device runs)
+    needs_gpu: bool
+    kernels: str  # one of KERNEL_SETS
+
+    @property
+    def spec(self) -> DeviceSpec:
+        return DeviceSpec(self.provider, self.name)
+
+    def __str__(self) -> str:
+        return str(self.spec)
+
+
+def _kernel_set(spec: DeviceSpec) -> str:
+    if spec.provider != "qhybrid":
+        return "pennylane"
+    if spec.name == "qhybrid.gpu":
+        return "torch"
+    return "numba" if importlib.util.find_spec("numba") is not None else "torch"  # (nothing imported)
+
+
+def resolve(device: str | DeviceSpec | Target) -> Target:
+    """Parse and check a device string once, and say how it runs.
+
+    Raises:
+        DeviceError: as :func:`parse_device`.
+    """
+    if isinstance(device, Target):
+        return device
+    spec = parse_device(device)
+    gpu = spec.name in GPU_ONLY
+    return Target(spec.provider, spec.name, "cuda" if gpu else "cpu", gpu, _kernel_set(spec))
+
+
 def needs_gpu(spec: str | DeviceSpec) -> bool:
     """Return True for devices that only run on a GPU (``qhybrid.gpu``, ``lightning.gpu``, ...)."""
-    name = spec.name if isinstance(spec, DeviceSpec) else parse_device(spec).name
+    name = spec.name if isinstance(spec, DeviceSpec) else resolve(spec).name
     return name in GPU_ONLY
 
 

@@ -17,6 +17,8 @@ def test_instances_table_and_json(cli):
     result = cli("instances")
     assert result.exit_code == 0
     assert "ml.p3.2xlarge" in result.stdout and "0.06375" in result.stdout and "unknown" in result.stdout
-    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    table = result.stdout.split("\n[1] ")[0]  # the numbered price sources follow the table, as prose
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert "[1] " in result.stdout and "SRC" in table
     rows = json.loads(cli("instances", "--json").stdout)
     assert any(r["type"] == "ml.m5.2xlarge" for r in rows)

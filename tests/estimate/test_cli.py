@@ -1,19 +1,17 @@
-"""``qhybrid estimate`` and ``qhybrid instances`` through Typer's CliRunner (cli/estimate.py's register)."""
+"""``qhybrid estimate``, ``--dry-run`` and ``qhybrid instances`` through Typer's CliRunner on the real app."""
 from __future__ import annotations
 
 import json
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from qhybrid.cli.estimate import register
+from qhybrid.cli import app
 
 
 @pytest.fixture
-def invoke():
-    app = typer.Typer()
-    register(app)
+def invoke(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     runner = CliRunner()
 
     def run(*args):
@@ -23,10 +21,43 @@ def invoke():
 
 
 def test_estimate_qaoa_table(invoke, cached):
-    res = invoke("estimate", "qaoa", "--nodes", "20", "--edges", "30", "--instances", "ml.m5.2xlarge,ml.p3.2xlarge")
+    res = invoke("estimate", "qaoa", "--nodes", "20", "--edges", "30", "--preset", "seed-timing",
+                 "--instances", "ml.m5.2xlarge,ml.p3.2xlarge")
     assert res.exit_code == 0, res.output
     assert "local" in res.output and "ml.p3.2xlarge" in res.output and "cheapest" in res.output
     assert "fastest" in res.output and "6 iterations" in res.output
+
+
+def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
+    doc = json.loads(invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge", "--json").output)
+    # p = 2, 4 starts, about 35 iterations a depth: 4 * 35 * 3 / 2 + the p = 1 grid (32 energies) / 4 + 1
+    assert doc["iterations"] == 4 * 35 * 3 // 2 + 8 + 1
+    assert any("to convergence" in n and "4 starts" in n for n in doc["notes"])
+    exact = json.loads(invoke("estimate", "qaoa", "--iterations", "10", "--starts", "1", "--json").output)
+    assert exact["iterations"] == 11 and not any("starts" in n for n in exact["notes"])
+
+
+def test_dry_run_is_the_estimate_and_writes_nothing(invoke, cached, write_script, _isolated_home):
+    est = json.loads(invoke("estimate", "qaoa", "--nodes", "14", "--edges", "20", "--json").output)
+    dry = json.loads(invoke("qaoa", "--nodes", "14", "--edges", "20", "--dry-run", "--json").output)
+    assert [r["target"] for r in dry["rows"]] == [r["target"] for r in est["rows"]]
+    assert dry["iterations"] == est["iterations"]
+    res = invoke("qml", "--wires", "8", "--dry-run")
+    assert res.exit_code == 0 and "ml.p3.2xlarge" in res.output
+    script = write_script("job.py", "print(1)\n")
+    res = invoke("run", str(script), "--dry-run", "--json")
+    assert res.exit_code == 0 and json.loads(res.output)["workload"] == "script"
+    assert not (_isolated_home / "jobs").exists() or not any((_isolated_home / "jobs").iterdir())
+
+
+def test_run_over_budget_is_refused_before_anything_is_written(invoke, cached, _isolated_home):
+    import qhybrid.workloads.qaoa as wq
+
+    argv = ("run", wq.__file__, "--entry-point", "qaoa", "--hp", "n_nodes=22", "--hp", "n_edges=33",
+            "--hp", "iterations=2000", "--instance", "ml.m5.2xlarge", "--max-cost", "0.001")
+    res = invoke(*argv)
+    assert res.exit_code == 1 and "predicted" in res.output and "--force" in res.output
+    assert not (_isolated_home / "jobs").exists() or not any((_isolated_home / "jobs").iterdir())
 
 
 def test_estimate_qaoa_json_is_one_document(invoke, cached):
@@ -80,3 +111,16 @@ def test_estimate_run_of_our_workload_uses_the_model(invoke, cached):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["workload"] == "qaoa" and {r["method"] for r in doc["rows"]} == {"model"}
+
+
+def test_jobs_show_has_the_prediction_beside_the_measurement(invoke, cached):
+    import qhybrid.workloads.qaoa as wq
+
+    res = invoke("run", wq.__file__, "--entry-point", "qaoa", "--hp", "n_nodes=8", "--hp", "n_edges=12",
+                 "--hp", "iterations=3", "--instance", "ml.m5.2xlarge", "--max-cost", "10", "--name", "pred",
+                 "--quiet")
+    assert res.exit_code == 0, res.output
+    shown = invoke("jobs", "show", "pred").output
+    line = next(t for t in shown.splitlines() if t.startswith("estimate"))
+    assert "predicted" in line and "/iteration" in line and "measured" in line and "x the prediction" in line
+    assert "(by model)" in shown

@@ -14,7 +14,8 @@ from qhybrid.jobs import InstanceConfig
 
 
 def qaoa(n=20, instance="ml.m5.2xlarge", device="local:qhybrid/qhybrid.cpu", iterations=10, count=1):
-    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations)}
+    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations),
+          "starts": "1"}
     return {"device": device, "source_module": wq.__file__, "entry_point": "qaoa", "hyperparameters": hp,
             "instance_config": InstanceConfig(instanceType=instance, instanceCount=count)}
 

@@ -13,8 +13,7 @@ def _count_kernel_calls(monkeypatch) -> dict:
     from qhybrid.qaoa import numba_kernels as nk
 
     calls = {}
-    for name in ("fwd_low", "fwd_high", "fwd_last_low", "bwd_high", "bwd_low", "fwd_low_store", "fwd_high_store",
-                 "fwd_last_low_lam", "bwd_high_stored", "bwd_low_stored"):
+    for name in ("fwd_low", "fwd_high", "fwd_last_low", "bwd_high", "bwd_low", "bwd_high_stored", "bwd_low_stored"):
         original = getattr(nk, name)
 
         def counted(*args, _name=name, _f=original):
@@ -38,7 +37,7 @@ def test_qaoa_kernel_calls_match_the_engine(monkeypatch, layers, budget):
     w = work.qaoa_work(10, layers)
     assert sum(calls.values()) == w.calls == 4 * layers + 1
     assert work.qaoa_stored(10, layers) == (budget is None)
-    assert ("fwd_high_store" in calls) == (budget is None)  # the model's sweep is the one the engine ran
+    assert ("bwd_high_stored" in calls) == (budget is None)  # the model's sweep is the one the engine ran
 
 
 def test_qaoa_bytes_follow_the_state():

@@ -158,3 +158,28 @@ def test_pennylane_device_trains_the_same_model():
     result = peer.result()
     assert result["device"] == "local:pennylane/default.qubit"
     torch.testing.assert_close(torch.tensor(result["losses"]), torch.tensor(ours["losses"]), atol=1e-8, rtol=0)
+
+
+def test_checkpoint_values_round_trip_exactly_as_plain_json():
+    import json
+
+    import torch
+
+    from qhybrid.workloads.qml import plain, unplain
+
+    model = torch.nn.Linear(3, 2).double()
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    model(torch.randn(4, 3, dtype=torch.float64)).sum().backward()
+    opt.step()
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3,
+             "z": torch.tensor([1 + 2j, -0.5j], dtype=torch.complex128), "t": (1, "a")}
+    back = unplain(json.loads(json.dumps(plain(state))))
+    assert back["epoch"] == 3 and back["t"] == (1, "a") and torch.equal(back["z"], state["z"])
+    for k, v in state["model"].items():
+        assert torch.equal(back["model"][k], v) and back["model"][k].dtype == v.dtype
+    saved = state["optimizer"]["state"]
+    assert set(back["optimizer"]["state"]) == set(saved) and all(isinstance(k, int) for k in saved)
+    for k in saved:
+        for name, v in saved[k].items():
+            assert torch.equal(back["optimizer"]["state"][k][name], v)
+    assert back["optimizer"]["param_groups"] == state["optimizer"]["param_groups"]

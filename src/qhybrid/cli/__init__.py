@@ -22,10 +22,10 @@ COMMAND_MODULES = (
     "qhybrid.cli.jobs",  # jobs list|show|logs|metrics|result|wait|compare|cancel|rm
     "qhybrid.cli.qaoa",  # qaoa
     "qhybrid.cli.qml",  # qml
-    "qhybrid.cli.devices",  # devices, instances
+    "qhybrid.cli.devices",  # devices
     "qhybrid.cli.cluster",  # cluster start|status|stop
     "qhybrid.cli.doctor",  # doctor
-    "qhybrid.cli.estimate",  # estimate (issue 16)
+    "qhybrid.cli.estimate",  # estimate qaoa|qml|run, instances
 )
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

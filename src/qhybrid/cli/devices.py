@@ -1,4 +1,4 @@
-"""``qhybrid devices`` and ``qhybrid instances``: what can run a job, and what it costs where."""
+"""``qhybrid devices``: what can run a job (``instances`` lives in ``cli/estimate.py``)."""
 from __future__ import annotations
 
 import typer
@@ -7,7 +7,7 @@ from qhybrid.cli import options, output
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``devices`` and ``instances``."""
+    """Add ``devices``."""
 
     @app.command("devices")
     def devices(json_: options.Json = False) -> None:
@@ -27,20 +27,3 @@ def register(app: typer.Typer) -> None:
         rows += [[f"local:pennylane/{n}", "pennylane", ""] for n in avail["pennylane"]]
         output.table(["DEVICE", "PROVIDER", "NOTE"], rows)
         output.note("CUDA: " + ("yes" if cuda else "no"))
-
-    @app.command("instances")
-    def instances(json_: options.Json = False) -> None:
-        """Instance types: hardware, price per minute and the price's source."""
-        from qhybrid.jobs.instances import catalogue, format_price, price_file
-
-        cat = catalogue()
-        if json_:
-            output.print_json([i.__dict__ for i in cat.values()])
-            return
-        output.table(["TYPE", "vCPU", "MEM GiB", "GPU", "GPU MODEL", "USD/min", "PRICE SOURCE"],
-                     [[i.type, i.vcpus, i.memory_gib, i.gpus, i.gpu_model, format_price(i), i.price_source]
-                      for i in cat.values()],
-                     right=("vCPU", "MEM GiB", "GPU", "USD/min"), no_wrap=("TYPE",))
-        output.note(f"unknown prices stay unknown; add yours in {price_file()} "
-                    "([prices] \"ml.c5.xlarge\" = USD per minute)")
-

@@ -100,6 +100,11 @@ def register(app: typer.Typer) -> None:
         if result and result.get("summary"):
             rows.append(("answer", result["summary"]))
         rows.append(("cost", _cost_line(info).removeprefix("cost: ")))
+        from qhybrid.estimate.render import predicted_line
+
+        predicted = predicted_line(info)
+        if predicted:
+            rows.append(("estimate", predicted))
         if env:
             pk = env.get("packages", {})
             rows.append(("environment", ", ".join(f"{k} {v}" for k, v in pk.items() if v)))

@@ -35,6 +35,9 @@ Seed = Annotated[int, typer.Option("--seed", help="Seed of the data / graph and 
 NoWait = Annotated[bool, typer.Option("--no-wait", help="Print the job name and return at once.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display, only the result.")]
 JobName = Annotated[str, typer.Argument(metavar="NAME", help="A job's name (see: qhybrid jobs list).")]
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", help="Print what the run needs and costs, here and on every instance type (qhybrid estimate); "
+                      "run nothing.")]
 AllowPickle = Annotated[bool, typer.Option(
     "--allow-pickle", help="Load a pickled result (dataFormat pickled_v4): this runs code from the file, "
                            "so only for results you trust.")]

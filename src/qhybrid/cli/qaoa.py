@@ -80,51 +80,57 @@ def show_result(result: dict) -> None:
     ])
 
 
+def qaoa(
+    nodes: Annotated[int, typer.Option(help="Graph nodes = qubits.")] = 18,
+    edges: Annotated[int, typer.Option(help="Graph edges (gnm_random_graph(nodes, edges, seed)).")] = 24,
+    layers: Annotated[int, typer.Option("--layers", "-p", help="QAOA depth p.")] = 2,
+    iterations: Annotated[Optional[int], typer.Option(
+        help="Exactly N iterations at depth p (default: to convergence, layer by layer).")] = None,
+    max_iterations: Annotated[int, typer.Option(help="Iteration cap per depth when running to convergence.")] = 300,
+    tolerance: Annotated[float, typer.Option(
+        help="Converged when the energy improves by less than this over 10 iterations.")] = 1e-3,
+    starts: Annotated[int, typer.Option(help="Parameter sets optimised together (batched); the best is kept.")] = 4,
+    stepsize: Annotated[Optional[float], typer.Option(help="Adam step size (default 0.05; 0.1 in seed-timing).")] = None,
+    seed: options.Seed = 1967,
+    problem: Annotated[Literal["maxcut", "maxclique"], typer.Option(
+        case_sensitive=False, help="Max-Cut or (unconstrained) Max-Clique.")] = "maxcut",
+    optimizer: Annotated[Literal["adam", "sgd"], typer.Option(case_sensitive=False, help="Optimizer.")] = "adam",
+    dtype: options.Dtype = "complex128",
+    diff_method: Annotated[str, typer.Option(help="Gradient method on local:pennylane/* devices.")] = "adjoint",
+    graph: Annotated[Optional[str], typer.Option(
+        metavar="FILE", help="A graph file (node-link JSON, or an edge list 'i j [w]') instead of gnm.")] = None,
+    preset: Annotated[Optional[Literal["seed-timing"]], typer.Option(
+        case_sensitive=False, help="seed-timing: the seed's timing study (5 Adam steps from its start).")] = None,
+    device: options.Device = None,
+    instance: options.Instance = None,
+    name: options.Name = None,
+    backend: options.Backend = "local",
+    address: options.Address = None,
+    dry_run: options.DryRun = False,
+    json_: options.Json = False,
+    quiet: options.Quiet = False,
+) -> None:
+    """Solve Max-Cut (or Max-Clique) with QAOA on a random graph, as a job.
+
+    Runs to convergence by default: depth 1 from the best of a grid, then each depth from the
+    INTERP extension of the last (and a linear ramp), several starts at once, the best kept.
+    Ends with the cut found against the exact optimum, and what the run costs.
+    """
+    from qhybrid.cli.workload import exit_with, submit_and_wait
+
+    kwargs = job_kwargs(nodes=nodes, edges=edges, layers=layers, iterations=iterations,
+                        max_iterations=max_iterations, tolerance=tolerance, starts=starts, stepsize=stepsize,
+                        seed=seed, problem=problem, optimizer=optimizer, dtype=dtype, diff_method=diff_method,
+                        graph=graph, preset=preset, device=device, instance=instance, name=name,
+                        backend=backend, address=address)
+    if dry_run:
+        from qhybrid.cli.estimate import dry_run as estimate
+
+        return estimate(kwargs, json_output=json_)
+    exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(kwargs["hyperparameters"]),
+                              show=show_result, quiet=quiet))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``qaoa`` command."""
-
-    @app.command("qaoa", no_args_is_help=False)
-    def qaoa(
-        nodes: Annotated[int, typer.Option(help="Graph nodes = qubits.")] = 18,
-        edges: Annotated[int, typer.Option(help="Graph edges (gnm_random_graph(nodes, edges, seed)).")] = 24,
-        layers: Annotated[int, typer.Option("--layers", "-p", help="QAOA depth p.")] = 2,
-        iterations: Annotated[Optional[int], typer.Option(
-            help="Exactly N iterations at depth p (default: to convergence, layer by layer).")] = None,
-        max_iterations: Annotated[int, typer.Option(help="Iteration cap per depth when running to convergence.")] = 300,
-        tolerance: Annotated[float, typer.Option(
-            help="Converged when the energy improves by less than this over 10 iterations.")] = 1e-3,
-        starts: Annotated[int, typer.Option(help="Parameter sets optimised together (batched); the best is kept.")] = 4,
-        stepsize: Annotated[Optional[float], typer.Option(help="Adam step size (default 0.05; 0.1 in seed-timing).")] = None,
-        seed: options.Seed = 1967,
-        problem: Annotated[Literal["maxcut", "maxclique"], typer.Option(
-            case_sensitive=False, help="Max-Cut or (unconstrained) Max-Clique.")] = "maxcut",
-        optimizer: Annotated[Literal["adam", "sgd"], typer.Option(case_sensitive=False, help="Optimizer.")] = "adam",
-        dtype: options.Dtype = "complex128",
-        diff_method: Annotated[str, typer.Option(help="Gradient method on local:pennylane/* devices.")] = "adjoint",
-        graph: Annotated[Optional[str], typer.Option(
-            metavar="FILE", help="A graph file (node-link JSON, or an edge list 'i j [w]') instead of gnm.")] = None,
-        preset: Annotated[Optional[Literal["seed-timing"]], typer.Option(
-            case_sensitive=False, help="seed-timing: the seed's timing study (5 Adam steps from its start).")] = None,
-        device: options.Device = None,
-        instance: options.Instance = None,
-        name: options.Name = None,
-        backend: options.Backend = "local",
-        address: options.Address = None,
-        json_: options.Json = False,
-        quiet: options.Quiet = False,
-    ) -> None:
-        """Solve Max-Cut (or Max-Clique) with QAOA on a random graph, as a job.
-
-        Runs to convergence by default: depth 1 from the best of a grid, then each depth from the
-        INTERP extension of the last (and a linear ramp), several starts at once, the best kept.
-        Ends with the cut found against the exact optimum, and what the run costs.
-        """
-        from qhybrid.cli.workload import exit_with, submit_and_wait
-
-        kwargs = job_kwargs(nodes=nodes, edges=edges, layers=layers, iterations=iterations,
-                            max_iterations=max_iterations, tolerance=tolerance, starts=starts, stepsize=stepsize,
-                            seed=seed, problem=problem, optimizer=optimizer, dtype=dtype, diff_method=diff_method,
-                            graph=graph, preset=preset, device=device, instance=instance, name=name,
-                            backend=backend, address=address)
-        exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(kwargs["hyperparameters"]),
-                                  show=show_result, quiet=quiet))
+    app.command("qaoa", no_args_is_help=False)(qaoa)

@@ -69,41 +69,47 @@ def show_result(result: dict) -> None:
     ])
 
 
+def qml(
+    wires: Annotated[int, typer.Option(help="Qubits: 2, or at least 4.")] = 10,
+    data: Annotated[int, typer.Option(help="Samples drawn from Sonar's 208.")] = 208,
+    batch_size: Annotated[int, typer.Option(help="Global batch size.")] = 16,
+    epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
+    lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 0.05,
+    gamma: Annotated[float, typer.Option(help="StepLR factor per epoch.")] = 0.9,
+    val_fraction: Annotated[float, typer.Option(help="Share held out (stratified, seeded) for validation.")] = 0.25,
+    seed: options.Seed = 1967,
+    dtype: options.Dtype = "complex128",
+    input_: Annotated[Optional[str], typer.Option(
+        "--input", metavar="CSV", help="A Sonar CSV (sonar.all-data); default the bundled copy.")] = None,
+    instance_count: Annotated[int, typer.Option(help="Instances (needs --data-parallel above 1).")] = 1,
+    data_parallel: Annotated[bool, typer.Option(help="Split each batch across processes (DDP).")] = False,
+    processes_per_instance: Annotated[Optional[int], typer.Option(
+        help="Data-parallel processes per instance (implies --data-parallel).")] = None,
+    device: options.Device = None,
+    instance: options.Instance = None,
+    name: options.Name = None,
+    backend: options.Backend = "local",
+    address: options.Address = None,
+    dry_run: options.DryRun = False,
+    json_: options.Json = False,
+    quiet: options.Quiet = False,
+) -> None:
+    """Train the DressedQNN Sonar classifier as a job; report held-out accuracy."""
+    from qhybrid.cli.workload import exit_with, submit_and_wait
+
+    kwargs = job_kwargs(wires=wires, data=data, batch_size=batch_size, epochs=epochs, lr=lr, gamma=gamma,
+                        val_fraction=val_fraction, seed=seed, dtype=dtype, input_=input_,
+                        instance_count=instance_count, data_parallel=data_parallel,
+                        processes_per_instance=processes_per_instance, device=device, instance=instance,
+                        name=name, backend=backend, address=address)
+    if dry_run:
+        from qhybrid.cli.estimate import dry_run as estimate
+
+        return estimate(kwargs, json_output=json_)
+    exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(epochs), show=show_result,
+                              quiet=quiet))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``qml`` command."""
-
-    @app.command("qml")
-    def qml(
-        wires: Annotated[int, typer.Option(help="Qubits: 2, or at least 4.")] = 10,
-        data: Annotated[int, typer.Option(help="Samples drawn from Sonar's 208.")] = 208,
-        batch_size: Annotated[int, typer.Option(help="Global batch size.")] = 16,
-        epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
-        lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 0.05,
-        gamma: Annotated[float, typer.Option(help="StepLR factor per epoch.")] = 0.9,
-        val_fraction: Annotated[float, typer.Option(help="Share held out (stratified, seeded) for validation.")] = 0.25,
-        seed: options.Seed = 1967,
-        dtype: options.Dtype = "complex128",
-        input_: Annotated[Optional[str], typer.Option(
-            "--input", metavar="CSV", help="A Sonar CSV (sonar.all-data); default the bundled copy.")] = None,
-        instance_count: Annotated[int, typer.Option(help="Instances (needs --data-parallel above 1).")] = 1,
-        data_parallel: Annotated[bool, typer.Option(help="Split each batch across processes (DDP).")] = False,
-        processes_per_instance: Annotated[Optional[int], typer.Option(
-            help="Data-parallel processes per instance (implies --data-parallel).")] = None,
-        device: options.Device = None,
-        instance: options.Instance = None,
-        name: options.Name = None,
-        backend: options.Backend = "local",
-        address: options.Address = None,
-        json_: options.Json = False,
-        quiet: options.Quiet = False,
-    ) -> None:
-        """Train the DressedQNN Sonar classifier as a job; report held-out accuracy."""
-        from qhybrid.cli.workload import exit_with, submit_and_wait
-
-        kwargs = job_kwargs(wires=wires, data=data, batch_size=batch_size, epochs=epochs, lr=lr, gamma=gamma,
-                            val_fraction=val_fraction, seed=seed, dtype=dtype, input_=input_,
-                            instance_count=instance_count, data_parallel=data_parallel,
-                            processes_per_instance=processes_per_instance, device=device, instance=instance,
-                            name=name, backend=backend, address=address)
-        exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(epochs), show=show_result,
-                                  quiet=quiet))
+    app.command("qml")(qml)

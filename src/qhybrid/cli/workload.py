@@ -158,11 +158,14 @@ def _cost_line(info: dict, *, sep: str = "; ") -> str:
     """``cost: $X (billed S s x N TYPE)``, then ``sep`` and what the same run costs elsewhere."""
     from qhybrid.jobs.instances import format_usd
 
-    text = (f"cost: {format_usd(info['estimated_cost_usd'])} "
+    approximate = info.get("price_kind") == "approximate"
+    text = (f"cost: {format_usd(info['estimated_cost_usd'], approximate)} "
             f"(billed {info['billed_seconds']:g} s x {info['instance_count']} {info['instance_type']})")
     others = info["cost_on_other_instances_usd"]
     if others:
-        text += sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
+        basis = info.get("cost_on_other_instances_basis")
+        text += (sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
+                 + (f" (by {basis})" if basis else ""))
     return text
 
 

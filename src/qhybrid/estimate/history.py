@@ -28,7 +28,8 @@ def _plain(hp: dict) -> dict:
 def script_history(*, source, entry_point: str | None, device: str, hyperparameters: dict | None) -> History | None:
     """The measured history of a script, or None when no earlier job matches."""
     from qhybrid.jobs import metrics, store
-    from qhybrid.jobs.spec import JobSpec, resolve_entry_point
+    from qhybrid.errors import JobError
+    from qhybrid.jobs.spec import resolve_entry_point
 
     src = Path(source).resolve()
     if not src.exists():
@@ -40,8 +41,8 @@ def script_history(*, source, entry_point: str | None, device: str, hyperparamet
         if not (row["started"] and row["ended"]):
             continue
         try:
-            spec = JobSpec.from_json((store.job_dir(row["name"]) / "spec.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            spec = store.load_spec(row["name"])
+        except JobError:  # a damaged job has no history to give
             continue
         if (spec.source, spec.entry_point, spec.device) != (str(src), entry, device) or _plain(spec.hyperparameters) != want:
             continue

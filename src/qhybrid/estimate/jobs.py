@@ -12,7 +12,6 @@ time ratios, anchored to the measured bill.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from qhybrid.errors import SpecError
@@ -62,10 +61,9 @@ def preflight(spec, *, force: bool = False):
 
 def write_prediction(folder: Path, est) -> None:
     """Write the estimate to ``folder/estimate.json`` (atomically)."""
-    path = Path(folder) / FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(est.to_dict()), encoding="utf-8")
-    os.replace(tmp, path)
+    from qhybrid.jobs.contract import write_atomic
+
+    write_atomic(Path(folder) / FILE, json.dumps(est.to_dict()))
 
 
 def read_prediction(folder: Path) -> dict | None:

@@ -121,13 +121,39 @@ def _targets(names, gpu, cpu) -> list:
     return insts
 
 
+# Iterations a depth takes to converge in the QAOA job (benchmarks/answers.py: 58-83 for p = 2 over
+# 20 gnm(18, 24) graphs, about 35 a depth); a prediction, labelled as such in the estimate's notes.
+TYPICAL_STAGE_ITERATIONS = 35
+
+
 def _iterations(job: _Job) -> int | None:
+    """Iterations of one parameter set at the job's depth p that cost what the whole run costs."""
     s = job.settings
     if job.workload == "qaoa":
-        return s.iterations + 1  # + the final energy and the probabilities at the end
+        starts = getattr(s, "starts", 1)
+        if s.iterations is not None:  # exactly N at depth p, the starts batched
+            return starts * s.iterations + 1  # + the final energy and the probabilities at the end
+        # to convergence, layer by layer: depth d costs about d/p of an iteration at depth p, and
+        # depth 1 opens with a grid of energies (an energy is about half an energy+gradient)
+        p, stage = s.n_layers, min(TYPICAL_STAGE_ITERATIONS, s.max_iterations)
+        from qhybrid.workloads.qaoa_optimize import GRID_BETAS, GRID_GAMMAS
+
+        return math.ceil(starts * stage * (p + 1) / 2 + GRID_GAMMAS * GRID_BETAS / (2 * p)) + 1
     if job.workload == "qml":
         return s.epochs * math.ceil(s.ndata / s.batch_size)
     return None
+
+
+def _iteration_note(job: _Job, iterations: int | None) -> tuple[str, ...]:
+    """How a QAOA job's iterations were counted, when that is not simply ``iterations``."""
+    s = job.settings
+    if job.workload != "qaoa" or (s.iterations is not None and getattr(s, "starts", 1) == 1):
+        return ()
+    how = (f"{s.iterations} iterations" if s.iterations is not None else
+           f"to convergence: about {min(TYPICAL_STAGE_ITERATIONS, s.max_iterations)} iterations a depth, "
+           f"depths 1..{s.n_layers} (at most {s.max_iterations} each)")
+    return (f"{how} with {s.starts} starts batched, counted as {iterations} iterations of one start at "
+            f"p = {s.n_layers}",)
 
 
 def _world(job: _Job, machine, count: int, gpu: bool) -> int:
@@ -280,6 +306,7 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     # a script without history needs no calibration (nothing to scale): none is measured for it
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     iterations = _iterations(job)
+    counted = _iteration_note(job, iterations)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
@@ -297,5 +324,5 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
                     iterations=iterations, rows=tuple(rows), cheapest=cheapest, fastest=fastest,
-                    notes=() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
-                                                  f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",))
+                    notes=counted + (() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
+                                                  f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",)))

@@ -82,7 +82,9 @@ def git_commit(path: str | os.PathLike | None) -> str | None:
 
 def kernel_cache() -> dict:
     """Where numba caches compiled kernels and how much is there."""
-    path = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parents[1])
+    from qhybrid.kernel_cache import cache_dir
+
+    path = cache_dir()
     files = [p for p in path.rglob("*.nb[ci]")] if path.is_dir() else []
     return {"path": str(path), "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 

@@ -16,14 +16,23 @@ Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
 ``threads`` (torch and numba threads while executing, restored after),
 ``fuse`` and ``fast`` (engine switches, on by default). Derivatives:
 ``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
-broadcast batches included). ``qhybrid.gpu`` raises
+broadcast batches included), also as vector-Jacobian products
+(``device_vjp=True``).
+
+lightning.qubit's options are accepted, so that swapping the device string never
+breaks a script: ``batch_obs`` is a no-op (every observable of a tape shares one
+forward and one backward sweep already); ``mcmc``, ``kernel_name``, ``num_burnin``
+are checked as lightning checks them, and samples are then drawn exactly from the
+state's probabilities (the distribution MCMC approximates), so ``mcmc=True`` is a
+documented no-op. Capabilities are declared in ``qhybrid.toml`` beside this module
+(PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pennylane as qml
@@ -37,6 +46,7 @@ from ..errors import DeviceError
 from ..sim import Cache
 from ..sim.adjoint import adjoint_jacobian
 from ..sim.circuit import Circuit
+from ..sim.jit import threads
 from ..sim.measure import measure, sample_bits
 from ..sim.observables import expval
 from ..sim.simulate import final_state
@@ -67,28 +77,25 @@ def _numpy_rng(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-@contextlib.contextmanager
-def _threads(n):
-    if n is None:
-        yield
+_threads = threads  # torch and numba threads while executing (sim.jit's one policy)
+
+
+MCMC_KERNELS = ("Local", "NonZeroRandom")
+
+
+def _check_mcmc(mcmc, kernel_name, num_burnin, shots) -> None:
+    """lightning.qubit's checks of its MCMC options (they change nothing here: samples are exact)."""
+    if not isinstance(num_burnin, (int, np.integer)) or isinstance(num_burnin, bool) or num_burnin < 0:
+        raise DeviceError(f"num_burnin={num_burnin!r} must be a non-negative integer")
+    if not mcmc:
         return
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        import numba
-
-        old_nb = numba.get_num_threads()
-        numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
-    except Exception:  # noqa: BLE001  (numba optional)
-        old_nb = None
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-        if old_nb is not None:
-            import numba
-
-            numba.set_num_threads(old_nb)
+    if kernel_name not in MCMC_KERNELS:
+        raise DeviceError(f"kernel_name={kernel_name!r} is not an MCMC kernel; valid: {', '.join(MCMC_KERNELS)}")
+    if num_burnin <= 0:
+        raise DeviceError(f"num_burnin={num_burnin} must be positive with mcmc=True")
+    fewest = min((s.shots for s in shots.shot_vector), default=None) if shots else None
+    if fewest is not None and num_burnin >= fewest:
+        raise DeviceError(f"num_burnin={num_burnin} must be less than the number of shots ({fewest})")
 
 
 def _batched(tape, circ) -> bool:
@@ -105,11 +112,15 @@ class QhybridCPU(Device):
 
     name = "qhybrid.cpu"
     _torch_device = "cpu"
+    config_filepath = Path(__file__).parent / "qhybrid.toml"
 
     def __init__(self, wires=None, shots=None, *, seed=None, c_dtype=np.complex128, threads=None,
-                 fuse: bool = True, fast: bool = True):
+                 fuse: bool = True, fast: bool = True, batch_obs: bool = False, mcmc: bool = False,
+                 kernel_name: str | None = None, num_burnin: int = 0):
         super().__init__(wires=wires, shots=shots)
         self._check_backend()
+        _check_mcmc(mcmc, kernel_name, num_burnin, self.shots)
+        self.batch_obs, self.mcmc, self.kernel_name, self.num_burnin = bool(batch_obs), bool(mcmc), kernel_name, num_burnin
         self.dtype = _torch_dtype(c_dtype)
         if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
             raise DeviceError(f"threads={threads!r} must be a positive integer")
@@ -117,6 +128,7 @@ class QhybridCPU(Device):
         self._rng = _numpy_rng(seed)
         self._fuse, self._fast = fuse, fast
         self._cache = Cache()
+        self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
 
     def _check_backend(self):
         pass
@@ -144,6 +156,9 @@ class QhybridCPU(Device):
             updated["use_device_gradient"] = derivative
         if config.use_device_jacobian_product is None:
             updated["use_device_jacobian_product"] = False
+        elif config.use_device_jacobian_product and not derivative:
+            raise DeviceError(f"device_vjp=True on {self.name} needs diff_method='adjoint' or 'device', "
+                              f"got {method!r}")
         if config.grad_on_execution is None:
             updated["grad_on_execution"] = derivative
         if config.mcm_config.mcm_method not in (None, "deferred"):
@@ -165,6 +180,9 @@ class QhybridCPU(Device):
             return False
         return all(o.obs.pauli_rep is not None or o.obs.has_matrix for o in circuit.measurements)
 
+    def supports_vjp(self, execution_config: ExecutionConfig | None = None, circuit=None) -> bool:
+        return self.supports_derivatives(execution_config, circuit)
+
     # ---------------------------------------------------------------- execution
     def _wire_order(self, tape):
         return self.wires if self.wires is not None else tape.wires
@@ -175,6 +193,8 @@ class QhybridCPU(Device):
         n = circ.n_wires
         state = final_state(Circuit(n, circ.operations, (), circ.initial_state), dtype=self.dtype,
                             device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
+        if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
+            self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
             return self._sampled(tape, state, wire_order)
         batched = _batched(tape, circ)
@@ -218,14 +238,18 @@ class QhybridCPU(Device):
         return tuple(bins) if tape.shots.has_partitioned_shots else bins[0]
 
     def execute(self, circuits, execution_config: ExecutionConfig | None = None):
+        # device VJPs: keep each tape's final state for the backward sweep (as lightning does)
+        vjp = execution_config is not None and execution_config.use_device_jacobian_product
+        self._saved = {} if vjp else None
         with _threads(self.threads):
             return tuple(self._run(t) for t in circuits)
 
     # ---------------------------------------------------------------- derivatives
-    def _jac(self, tape, values=False):
+    def _jac(self, tape, values=False, saved=None):
         circ = convert_tape(tape, self._wire_order(tape))
+        state = saved.pop(tape.hash, None) if saved else None
         vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
-                                     cache=self._cache, fuse=self._fuse, return_values=True)
+                                     cache=self._cache, fuse=self._fuse, return_values=True, state=state)
         batched = _batched(tape, circ)
         jac = jac.numpy()
         vals = vals.numpy()
@@ -287,6 +311,25 @@ class QhybridCPU(Device):
         with _threads(self.threads):
             both = [self._jac(t, values=True) for t in circuits]
         return tuple(b[0] for b in both), tuple(b[1] for b in both)
+
+    def compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
+        """``cotangent . Jacobian`` per tape, from the same adjoint sweep as the derivatives."""
+        saved, self._saved = self._saved or {}, None
+        with _threads(self.threads):
+            return tuple(_vjp(t, dy, self._jac(t, saved=saved)) for t, dy in zip(circuits, cotangents))
+
+    def execute_and_compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
+        with _threads(self.threads):
+            both = [self._jac(t, values=True) for t in circuits]
+        return (tuple(v for v, _ in both),
+                tuple(_vjp(t, dy, j) for t, dy, (_, j) in zip(circuits, cotangents, both)))
+
+
+def _vjp(tape, dy, jac):
+    """One tape's vector-Jacobian product, shaped as PennyLane's interfaces expect."""
+    if len(tape.measurements) == 1:
+        return qml.gradients.compute_vjp_single(dy, jac)
+    return qml.gradients.compute_vjp_multi(dy, jac)
 
 
 class QhybridGPU(QhybridCPU):

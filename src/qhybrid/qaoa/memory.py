@@ -1,4 +1,8 @@
-"""How many bytes a QAOA simulation needs, and refusing the ones that do not fit."""
+"""How many bytes a QAOA simulation needs, and refusing the ones that do not fit.
+
+What is free is the engine's one answer, :func:`qhybrid.sim.memory.available_bytes`
+(``MemAvailable`` on Linux, free CUDA memory); only the QAOA-specific estimate lives here.
+"""
 from __future__ import annotations
 
 import os
@@ -6,6 +10,7 @@ import os
 import torch
 
 from qhybrid.errors import MemoryLimitError
+from qhybrid.sim import memory as _sim_memory
 
 _ITEM = {torch.complex64: 8, torch.complex128: 16}
 
@@ -31,10 +36,10 @@ def required_bytes(n: int, *, dtype=torch.complex128, backend: str = "numba", ba
 
 
 def available_bytes(device) -> int:
-    """Memory the simulation may use on ``device``: free CUDA memory, or 80% of physical RAM."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        free, _total = torch.cuda.mem_get_info(device)
+    """Memory the simulation may use on ``device``: :func:`qhybrid.sim.memory.available_bytes`
+    (free CUDA memory, or MemAvailable), else 80% of physical RAM where that cannot be read."""
+    free = _sim_memory.available_bytes(device)
+    if free is not None:
         return int(free)
     try:
         return int(0.8 * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))

@@ -20,11 +20,10 @@ BACKENDS = ("auto", "numba", "torch")
 
 
 def _has_numba() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from qhybrid.sim import jit
+
+    jit.notice()  # one line on stderr when numba is missing
+    return jit.HAVE_NUMBA
 
 
 def _popcount(m: int) -> np.ndarray:
@@ -268,16 +267,10 @@ class QAOA:
     SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
 
     def _numba_sweep(self, a: np.ndarray, *, grad: bool):
-        import numba
+        from qhybrid.sim.jit import threads
 
-        if self._n_eff() > self.SERIAL_BITS:
+        with threads(None if self._n_eff() > self.SERIAL_BITS else 1, torch_too=False):
             return self._numba_sweep_threads(a, grad=grad)
-        before = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            return self._numba_sweep_threads(a, grad=grad)
-        finally:
-            numba.set_num_threads(before)
 
     def _numba_sweep_threads(self, a: np.ndarray, *, grad: bool):
         from qhybrid.qaoa import numba_kernels as nk
@@ -302,10 +295,11 @@ class QAOA:
         if store is not None:
             return self._numba_sweep_stored(a, store, table, mixer, amp)
         for layer in range(p):
-            nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp)
+            nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp,
+                       dummy, False)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf)
-        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, grad, b["acc_b"])
+            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
+        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         if not grad:
             return e, None
@@ -347,13 +341,12 @@ class QAOA:
         zh, zl, pr = b["zh"], b["zl"], b["pr"]
         hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
         for layer in range(p):
-            if layer == 0:
-                nk.fwd_low(psi, psf, k, True, index, levels, table(gam[0]), direct, gam[0], amp)
-            else:
-                nk.fwd_low_store(psi, psf, k, index, levels, table(gam[layer]), direct, gam[layer], pcs[layer])
+            keep = layer > 0
+            nk.fwd_low(psi, psf, k, not keep, index, levels, table(gam[layer]), direct, gam[layer], amp,
+                       pcs[layer] if keep else hats[0], keep)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high_store(psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer])
-        nk.fwd_last_low_lam(psi, psf, lam, laf, k, index, levels, direct, b["acc_b"])
+            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
+        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         g = np.zeros((2, p))
         dummy = hats[0]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from qhybrid.qml import fast
+from qhybrid.sim.jit import notice
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,8 @@ def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch
 def choose_kernel(kernel: str, device: torch.device) -> str:
     """``"auto"`` -> ``"numba"`` on CPU when numba is installed, else ``"torch"``."""
     if kernel == "auto":
+        if device.type == "cpu" and not fast.available():
+            notice()  # one line on stderr: the torch kernels stand in
         return "numba" if device.type == "cpu" and fast.available() else "torch"
     return kernel
 

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-try:
-    import numba as nb
-except ImportError:  # pragma: no cover - numba is an optional extra
-    nb = None
+from ..sim.jit import PRANGE_ONLY
+from ..sim.jit import numba as nb  # None without numba; sets the kernel cache first
 
 CHUNKS = 8  # tasks per sample when the batch is smaller than this
 
@@ -109,7 +107,7 @@ if nb is not None:
         acc[2] = g10
         acc[3] = g11
 
-    @nb.njit(parallel=True, cache=True)
+    @nb.njit(parallel=PRANGE_ONLY, cache=True)
     def _apply_parallel(state, u, lo, hi, cbit, tbit, n_outer, chunks):
         per = n_outer // chunks
         for task in nb.prange(state.shape[0] * chunks):
@@ -125,7 +123,7 @@ if nb is not None:
             _apply_task(state[task // chunks], u[0, 0], u[0, 1], u[1, 0], u[1, 1],
                         lo, hi, cbit, tbit, start, start + per)
 
-    @nb.njit(parallel=True, cache=True)
+    @nb.njit(parallel=PRANGE_ONLY, cache=True)
     def _adjoint_parallel(psi, lam, u, lo, hi, cbit, tbit, n_outer, chunks, partial):
         per = n_outer // chunks
         for task in nb.prange(psi.shape[0] * chunks):
@@ -208,7 +206,7 @@ if nb is not None:
         for g in range(dags.shape[0] - 1, -1, -1):
             _planar_adjoint(pre, pim, lre, lim, dags[g], lo[g], hi[g], cbit[g], tbit[g], n_outer[g], acc[g])
 
-    @nb.njit(parallel=True, cache=True)
+    @nb.njit(parallel=PRANGE_ONLY, cache=True)
     def _planar_run_parallel(planes, mats, lo, hi, cbit, tbit, n_outer):
         for b in nb.prange(planes.shape[0]):
             _planar_run_sample(planes[b, 0], planes[b, 1], mats, lo, hi, cbit, tbit, n_outer)
@@ -218,7 +216,7 @@ if nb is not None:
         for b in range(planes.shape[0]):
             _planar_run_sample(planes[b, 0], planes[b, 1], mats, lo, hi, cbit, tbit, n_outer)
 
-    @nb.njit(parallel=True, cache=True, fastmath={"reassoc"})
+    @nb.njit(parallel=PRANGE_ONLY, cache=True, fastmath={"reassoc"})
     def _planar_sweep_parallel(psi, lam, dags, lo, hi, cbit, tbit, n_outer, partial):
         for b in nb.prange(psi.shape[0]):
             _planar_sweep_sample(psi[b, 0], psi[b, 1], lam[b, 0], lam[b, 1], dags,
@@ -231,7 +229,7 @@ if nb is not None:
                                  lo, hi, cbit, tbit, n_outer, partial[b])
 
 
-    @nb.njit(parallel=True, cache=True)
+    @nb.njit(parallel=PRANGE_ONLY, cache=True)
     def _factor_gradients(lam, f, left, out):
         """See :func:`factor_gradients`; ``left`` is scratch ``(B, 2**n)``."""
         n = f.shape[1]

@@ -250,12 +250,15 @@ def _undo_ladder(perm, bra_all, ket, spare, n, *, fast, cache, with_ket=True):
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
-                     fuse: bool = True, return_values: bool = False):
+                     fuse: bool = True, return_values: bool = False, state: torch.Tensor | None = None):
     """Jacobian of the expval measurements of ``circuit`` w.r.t. its trainable parameters.
 
     Args:
         circuit: a :class:`~qhybrid.sim.circuit.Circuit` whose measurements are all ``expval``.
         dtype, device, fast, cache, fuse: as in :func:`~qhybrid.sim.simulate.simulate`.
+        state: the circuit's final state ``(B, 2**n)`` when the caller has it already (a
+            forward pass saved for a vector-Jacobian product): the sweep starts from it and
+            overwrites it; the forward pass is skipped.
 
     Returns:
         A float64 tensor of shape ``(M, T, B)``; with ``return_values`` the pair
@@ -277,8 +280,13 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
-    ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1,
-                      out=None if work is None else work[1])
+    if state is None:
+        ket = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, n_states=1,
+                          out=None if work is None else work[1])
+    elif work is not None:
+        ket = work[1].copy_(state)
+    else:
+        ket = state
     fastz = use_fast(ket, fast)
     bra_all = torch.empty(shapes[0], dtype=ket.dtype, device=ket.device) if work is None else work[0]
     bras = [apply_observable(ket, o, n, cache=cache, fast=fast, out=bra_all[m]) for m, o in enumerate(obs)]

@@ -21,9 +21,11 @@ import torch
 
 from . import kernels
 
-try:  # numba is optional (the "fast" extra)
+from .jit import notice
+
+try:  # numba is a dependency, but a platform without its wheels runs the torch kernels
     from . import fastkernels as _fk
-except Exception:  # pragma: no cover
+except ImportError:  # pragma: no cover
     _fk = None
 
 
@@ -51,7 +53,9 @@ class KOp:
 
 
 def use_fast(state: torch.Tensor, fast: bool) -> bool:
-    """Whether the numba kernels apply to this state."""
+    """Whether the numba kernels apply to this state (a one-line notice when numba is missing)."""
+    if fast and _fk is None and state.device.type == "cpu":
+        notice()
     return fast and _fk is not None and state.device.type == "cpu"
 
 

@@ -1,14 +1,15 @@
 """numba kernels for the adjoint sweep (derivative overlaps fused with the undo), in place where they update a state.
 
 They trust their inputs (see :mod:`qhybrid.sim.fastkernels`); compiled serial and
-threaded through :func:`qhybrid.sim.fastkernels.kernel`.
+threaded through :func:`qhybrid.sim.registry.kernel`.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange  # noqa: F401  (njit: helpers; prange: threaded loops)
 
-from .fastkernels import _parity, _sign_table  # noqa: F401
+from .bitops import parity, sign_table  # noqa: F401
+from .jit import njit, prange  # noqa: F401  (prange: threaded loops once registered)
+from .registry import register
 
 
 @njit(inline="always")
@@ -29,6 +30,7 @@ def _pair_general(br, kr, i0, i1, m00, m01, m10, m11, g00, g01, g10, g11, upd):
     return v
 
 
+@register
 def grad_1q(bra, ket, g, s):
     """``sum_c conj(bra[b, c]) (G ket)[b, c]`` for a 2x2 ``G`` on stride ``s``, per row."""
     B, N = ket.shape
@@ -48,6 +50,7 @@ def grad_1q(bra, ket, g, s):
     return out
 
 
+@register
 def grad_diag(bra, ket, gdiag, shifts):
     """``sum_c conj(bra) g[j(c)] ket`` for a diagonal generator on the wires at ``shifts``."""
     B, N = ket.shape
@@ -69,6 +72,7 @@ def grad_diag(bra, ket, gdiag, shifts):
     return out
 
 
+@register
 def zrot_grads(bra, ket, masks):
     """``out[b, g] = sum_c Im(conj(bra) ket)[b, c] * (-1)^parity(c & masks[g])`` in one pass.
 
@@ -79,7 +83,7 @@ def zrot_grads(bra, ket, masks):
     L = min(N, 1024)
     signs = np.empty((G, L))
     for g in range(G):
-        signs[g] = _sign_table(L, masks[g] & (L - 1))
+        signs[g] = sign_table(L, masks[g] & (L - 1))
     nchunk = N // L
     out = np.zeros((B, G))
     for b in range(B):
@@ -98,13 +102,14 @@ def zrot_grads(bra, ket, masks):
                 acc = 0.0
                 for lo in range(L):
                     acc += st[lo] * v[lo]
-                part[ch, g] = -acc if _parity(hi & masks[g]) else acc
+                part[ch, g] = -acc if parity(hi & masks[g]) else acc
         for ch in range(nchunk):
             for g in range(G):
                 out[b, g] += part[ch, g]
     return out
 
 
+@register
 def adjoint_1q(bra, ket, inv, g, s, update_ket):
     """One backward step on a 1-qubit gate: return ``<bra|G|ket>`` per row, then apply
     ``inv`` to ``bra`` (and to ``ket`` when ``update_ket``), all in one pass."""
@@ -128,6 +133,7 @@ def adjoint_1q(bra, ket, inv, g, s, update_ket):
     return out
 
 
+@register
 def adjoint_2q(bra, ket, inv, g, s0, s1, update_ket):
     """:func:`adjoint_1q` for a two-qubit gate (strides ``s0`` = matrix MSB, ``s1``)."""
     B, N = ket.shape
@@ -176,6 +182,7 @@ def adjoint_2q(bra, ket, inv, g, s0, s1, update_ket):
     return out
 
 
+@register
 def vdot_real(a, b):
     """``Re sum_c conj(a[r, c]) b[r, c]`` per row."""
     B, N = a.shape

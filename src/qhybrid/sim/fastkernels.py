@@ -1,5 +1,6 @@
-"""numba kernels for CPU states (gate application), and ``kernel(name, size)``, the one
-entry point to every numba kernel (these, :mod:`.fastgrad`, :mod:`.fastobs` and :mod:`.fastplanar`).
+"""numba kernels for CPU states (gate application). ``kernel(name, size)`` (from
+:mod:`.registry`, re-exported here) is the one entry point to every registered kernel
+(these, :mod:`.fastgrad`, :mod:`.fastobs` and :mod:`.fastplanar`).
 
 They trust their inputs: ``state`` is a C-contiguous ``(B, 2**n)`` complex
 numpy view of the torch state (shared memory), matrices have a leading batch
@@ -8,30 +9,12 @@ axis of 1 or B, strides are powers of two (``stride = 2**(n-1-wire)``).
 """
 from __future__ import annotations
 
-import types
-
-import numpy as np
-from numba import njit, prange
-
-_OPTS = dict(parallel=True, cache=True, fastmath=True, nogil=True)
-_SERIAL = dict(parallel=False, cache=True, fastmath=True, nogil=True)
-
-#: States with at least this many amplitudes use the threaded kernels; below it the
-#: serial ones (a parallel region costs more than a small pass, worse on a busy machine).
-PARALLEL_MIN = 1 << 15
+from .bitops import parity
+from .jit import prange
+from .registry import PARALLEL_MIN, kernel, register, slots  # noqa: F401  (kernel, slots: the entry points)
 
 
-@njit(inline="always")
-def _parity(x):
-    x ^= x >> 32
-    x ^= x >> 16
-    x ^= x >> 8
-    x ^= x >> 4
-    x ^= x >> 2
-    x ^= x >> 1
-    return x & 1
-
-
+@register
 def apply_1q(state, mats, s):
     """2x2 ``mats[b]`` on the wire whose stride is ``s``."""
     B, N = state.shape
@@ -49,6 +32,7 @@ def apply_1q(state, mats, s):
             row[i1] = m10 * a + m11 * c
 
 
+@register
 def apply_2q(state, mats, s0, s1):
     """4x4 ``mats[b]`` on two wires with strides ``s0`` (matrix MSB) and ``s1``."""
     B, N = state.shape
@@ -75,6 +59,7 @@ def apply_2q(state, mats, s0, s1):
             row[j3] = m30 * v0 + m31 * v1 + m32 * v2 + m33 * v3
 
 
+@register
 def apply_diag(state, diag, shifts):
     """Multiply by ``diag[b, j]``, ``j`` the bits of the index at ``shifts`` (MSB first)."""
     B, N = state.shape
@@ -89,6 +74,7 @@ def apply_diag(state, diag, shifts):
             row[i] *= d[j]
 
 
+@register
 def phase_lookup(state, table, index):
     """``state[b, i] *= table[b, index[i]]`` (a fused phase pass from a small table)."""
     B, N = state.shape
@@ -99,14 +85,7 @@ def phase_lookup(state, table, index):
             row[i] *= t[index[i]]
 
 
-@njit(cache=True)
-def _sign_table(L, zmask):
-    t = np.empty(L)
-    for lo in range(L):
-        t[lo] = -1.0 if _parity(lo & zmask) else 1.0
-    return t
-
-
+@register
 def parity_index(out, masks, group, strides):
     """``out[c] = sum_g strides[group[g]] * parity(c & masks[g])`` (a lookup index)."""
     N = out.shape[0]
@@ -114,10 +93,11 @@ def parity_index(out, masks, group, strides):
     for c in prange(N):
         j = 0
         for g in range(M):
-            j += strides[group[g]] * _parity(c & masks[g])
+            j += strides[group[g]] * parity(c & masks[g])
         out[c] = j
 
 
+@register
 def swap_pairs(state, s0, s1, ctrl):
     """Permutation gates without arithmetic: swap amplitudes |..a..b..> between the two
     index sets of a CNOT (``ctrl``: control stride s0, target s1) or a SWAP (``ctrl`` false)."""
@@ -140,6 +120,7 @@ def swap_pairs(state, s0, s1, ctrl):
             row[q] = t
 
 
+@register
 def permute_into(out, state, tables):
     """``out[b, j] = state[b, h(j)]`` for a GF(2)-linear index map ``h`` (a run of CNOTs and SWAPs;
     ``out`` another buffer): ``h(j) = t[0][j & 1023] ^ t[1][(j >> 10) & 1023] ^ ...`` over the
@@ -155,46 +136,3 @@ def permute_into(out, state, tables):
             base = tables[1, (j >> 10) & 1023] ^ tables[2, (j >> 20) & 1023] ^ tables[3, (j >> 30) & 1023]
             for lo in range(L):
                 orow[j + lo] = row[base ^ t0[lo]]
-
-
-def _compile():
-    from . import fastgrad, fastobs, fastplanar
-
-    mods = (globals(), vars(fastgrad), vars(fastobs), vars(fastplanar))
-    for name in KERNELS:
-        f = next(m[name] for m in mods if name in m)
-        _PAR[name] = njit(**_OPTS)(_renamed(f, "_threaded"))
-        _SER[name] = njit(**_SERIAL)(_renamed(f, "_serial"))
-
-
-def _renamed(f, suffix):
-    """A copy of ``f`` with its own name: numba's on-disk cache is keyed by the function's
-    name, not by the ``parallel`` flag, so the two variants must not share one."""
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
-    g.__qualname__ = f.__qualname__ + suffix
-    g.__module__ = f.__module__
-    g.__doc__ = f.__doc__
-    return g
-
-
-#: Names of the kernels, each compiled serial and threaded on first use.
-KERNELS = ['apply_1q', 'apply_2q', 'apply_diag', 'phase_lookup', 'pauli_expval', 'zdiag_accumulate', 'weighted_norm', 'grad_1q', 'grad_diag', 'parity_index', 'zrot_grads', 'adjoint_1q', 'adjoint_2q', 'vdot_real', 'diag_mul_into', 'swap_pairs', 'pauli_sum_accumulate', 'permute_into', 'apply_layer_planar', 'adjoint_layer_planar']
-_PAR: dict = {}
-_SER: dict = {}
-
-
-def slots(size: int) -> int:
-    """How many slots to deal a planar kernel's chunks to (:mod:`.fastplanar`): a few per
-    thread, so one slow thread does not hold up the pass; one for the serial kernels."""
-    if size < PARALLEL_MIN:
-        return 1
-    import numba
-
-    return 4 * numba.get_num_threads()
-
-
-def kernel(name: str, size: int):
-    """The compiled kernel ``name``: threaded for states of ``size`` >= PARALLEL_MIN, else serial."""
-    if not _PAR:
-        _compile()
-    return (_PAR if size >= PARALLEL_MIN else _SER)[name]

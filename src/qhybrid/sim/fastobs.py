@@ -1,16 +1,18 @@
 """numba kernels for observables (Pauli words, Z diagonals, overlaps), in place where they update a state.
 
 They trust their inputs (see :mod:`qhybrid.sim.fastkernels`); compiled serial and
-threaded through :func:`qhybrid.sim.fastkernels.kernel`.
+threaded through :func:`qhybrid.sim.registry.kernel`.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange  # noqa: F401  (prange: threaded loops; kernels are compiled where they are registered)
 
-from .fastkernels import _parity, _sign_table  # noqa: F401
+from .bitops import parity, sign_table  # noqa: F401
+from .jit import njit, prange  # noqa: F401  (prange: threaded loops once registered)
+from .registry import register
 
 
+@register
 def pauli_expval(state, xmask, zmask):
     """``sum_s conj(psi[s^x]) (-1)^popcount(s&z) psi[s]`` per batch row (times i^nY outside).
 
@@ -18,7 +20,7 @@ def pauli_expval(state, xmask, zmask):
     comes from a small table, the high part's once per chunk, so the inner loop is plain."""
     B, N = state.shape
     L = min(N, 1024)
-    sign_lo = _sign_table(L, zmask & (L - 1))
+    sign_lo = sign_table(L, zmask & (L - 1))
     xl = xmask & (L - 1)
     out = np.zeros(B, dtype=np.complex128)
     nchunk = N // L
@@ -28,7 +30,7 @@ def pauli_expval(state, xmask, zmask):
         pi = np.zeros(nchunk)
         for h in prange(nchunk):
             hi = h * L
-            sh = -1.0 if _parity(hi & zmask) else 1.0
+            sh = -1.0 if parity(hi & zmask) else 1.0
             dh = (hi ^ xmask) & ~(L - 1)
             ar = 0.0
             ai = 0.0
@@ -46,7 +48,7 @@ def pauli_expval(state, xmask, zmask):
 def _term_at(dh, t, coeffs, xmasks, zmasks, L):
     """(source chunk start, signed coefficient) of term t for the output chunk at ``dh``."""
     sh = (dh ^ xmasks[t]) & ~(L - 1)
-    return sh, (-coeffs[t] if _parity(sh & zmasks[t]) else coeffs[t])
+    return sh, (-coeffs[t] if parity(sh & zmasks[t]) else coeffs[t])
 
 
 #: Runs from which the permuted loops of :func:`pauli_sum_accumulate` go run by run.
@@ -83,6 +85,7 @@ def _sum_terms(tgt, t, t1, im, dh, row, signs, coeffs, xmasks, zmasks, L):
         t += 1
 
 
+@register
 def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, gimag, L):
     """``out[b] += sum_t c_t P_t state[b]`` for many Pauli words in one pass over ``out``, where
     ``c_t = coeffs[t]`` (real), times ``i`` for the imaginary terms: a real factor times a
@@ -102,7 +105,7 @@ def pauli_sum_accumulate(out, state, coeffs, xmasks, zmasks, gstart, gimag, L):
     G = gstart.shape[0] - 1
     signs = np.empty((T, L), dtype=coeffs.dtype)
     for t in range(T):
-        signs[t] = _sign_table(L, zmasks[t] & (L - 1))
+        signs[t] = sign_table(L, zmasks[t] & (L - 1))
     nchunk = N // L
     for b in range(B):
         row = state[b]
@@ -167,16 +170,18 @@ def sort_pauli_terms(xmasks, imag, L):
     return order, gstart, gimag
 
 
+@register
 def zdiag_accumulate(out, coeff, zmask):
     """``out[c] += coeff * (-1)^popcount(c & z)`` for a real diagonal ``out``."""
     N = out.shape[0]
     for c in prange(N):
-        if _parity(c & zmask):
+        if parity(c & zmask):
             out[c] -= coeff
         else:
             out[c] += coeff
 
 
+@register
 def weighted_norm(state, diag):
     """``sum_c |psi[b, c]|^2 diag[c]`` per batch row."""
     B, N = state.shape
@@ -191,6 +196,7 @@ def weighted_norm(state, diag):
     return out
 
 
+@register
 def diag_mul_into(out, state, d):
     """``out[r, c] = d[c] * state[r, c]`` for a real diagonal ``d``."""
     B, N = state.shape

@@ -15,7 +15,7 @@ gate's pairs' distance there (``local``). Distances below 8 run scalar: the pass
 are laid out so that no gate has them (above 6 wires).
 
 The kernels trust their inputs; they are compiled serial and threaded through
-:func:`qhybrid.sim.fastkernels.kernel`. Chunks are dealt to a few slots, each
+:func:`qhybrid.sim.registry.kernel`. Chunks are dealt to a few slots, each
 with its own planes, so the planes are allocated once per slot, not per chunk (the
 caller passes the number of slots: reading numba's thread count inside a kernel
 would stop numba from caching it).
@@ -23,7 +23,9 @@ would stop numba from caching it).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange  # noqa: F401  (prange: threaded loops)
+
+from .jit import njit, prange  # noqa: F401  (prange: threaded loops once registered)
+from .registry import register
 
 #: Strides (inside a chunk) from which a gate's runs are long enough to vectorize.
 VECTOR_MIN = 8
@@ -181,13 +183,14 @@ def _sizes(local, starts, offs, W, slots):
     return local.shape[0], offs.shape[0], offs.shape[0] * W, nchunk, nslot, (nchunk + nslot - 1) // nslot
 
 
+@register
 def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajor, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
     ``src`` (the same array as ``state``, or another one; read through the index permutation
     ``tables`` when that is (4, 1024)), written to ``state``. Chunk c is the amplitudes
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
     pairs are ``local[r]`` apart there. The chunks are dealt to at most ``slots`` slots (see
-    :func:`qhybrid.sim.fastkernels.slots`)."""
+    :func:`qhybrid.sim.registry.slots`)."""
     B = state.shape[0]
     R, nrows, L, nchunk, nslot, per = _sizes(local, starts, offs, W, slots)
     for b in range(B):
@@ -206,6 +209,7 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
                 _store(row, starts[c], offs, W, colmajor, re, im)
 
 
+@register
 def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, starts, offs, W, colmajor,
                          slots, undo):
     """The backward step over 1-qubit gates on distinct wires (``invs[r]`` (Bm, 2, 2): the

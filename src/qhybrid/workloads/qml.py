@@ -27,8 +27,8 @@ Per epoch (``iteration_number`` = epoch): metrics ``Loss`` (mean margin loss
 over the epoch's training samples, each taken in its batch's forward pass, before that
 batch's update), ``train_accuracy`` (same samples), ``val_loss`` and ``val_accuracy``
 (the held-out samples, after the epoch) and ``epoch_seconds``; a
-checkpoint ``<job>_qml.json`` (model, optimizer, scheduler, epoch, history;
-pickled) from which a later run resumes, its own or one copied in with
+checkpoint ``<job>_qml.json`` (model, optimizer, scheduler, epoch, history; plain JSON,
+tensors as exact lists, so resuming never unpickles) from which a later run resumes, its own or one copied in with
 ``copy_checkpoints_from_job``. At the end ``results/model.pt`` (the state
 dict) and the result: ``accuracy`` (the validation accuracy after the last epoch),
 ``train_accuracy``, ``val_loss``, ``loss`` (training), ``losses``, ``val_accuracies``,
@@ -223,6 +223,39 @@ def _set_threads(device_string: str) -> None:
     torch.set_num_threads(1)
 
 
+def plain(value):
+    """A checkpoint value as JSON: tensors as exact lists with shape and dtype, dicts as key/value
+    pairs (optimizer state is keyed by integers). ``unplain`` inverts it."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach().cpu()
+        parts = [t.real.reshape(-1).tolist(), t.imag.reshape(-1).tolist()] if t.is_complex() else [t.reshape(-1).tolist()]
+        return {"tensor": parts, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+    if isinstance(value, dict):
+        return {"pairs": [[plain(k), plain(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return {"list": [plain(v) for v in value], "tuple": isinstance(value, tuple)}
+    return value
+
+
+def unplain(value):
+    """The checkpoint value ``plain`` made."""
+    import torch
+
+    if not isinstance(value, dict):
+        return value
+    if "tensor" in value:
+        dtype = getattr(torch, value["dtype"])
+        parts = [torch.tensor(p, dtype=torch.float64) for p in value["tensor"]]
+        flat = torch.complex(*parts) if len(parts) == 2 else torch.tensor(value["tensor"][0], dtype=dtype)
+        return flat.to(dtype).reshape(value["shape"])
+    if "pairs" in value:
+        return {unplain(k): unplain(v) for k, v in value["pairs"]}
+    items = [unplain(v) for v in value["list"]]
+    return tuple(items) if value["tuple"] else items
+
+
 def _evaluate(model, X, y, where) -> tuple[float | None, float | None]:
     """Mean margin loss and accuracy of ``model`` on held-out samples (None, None when there are none)."""
     import torch
@@ -277,6 +310,7 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     start_epoch = 1
     state = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
     if state is not None:
+        state = unplain(state["state"])
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -319,9 +353,9 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
                                ("val_loss", val_loss), ("val_accuracy", val_acc), ("epoch_seconds", seconds)):
                 jobs.log_metric(key, value, timestamp=stamp, iteration_number=epoch)
             jobs.save_job_checkpoint(
-                {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                 "scheduler": scheduler.state_dict(), "epoch": epoch, "history": history},
-                checkpoint_file_suffix=CHECKPOINT_SUFFIX, data_format="pickled_v4")
+                {"state": plain({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                 "scheduler": scheduler.state_dict(), "epoch": epoch, "history": history})},
+                checkpoint_file_suffix=CHECKPOINT_SUFFIX)
         if rank == settings.fail_rank:
             raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
     last = (lambda key: history[key][-1] if history.get(key) else None)

@@ -1,0 +1,87 @@
+"""numba for every kernel module: where compiled kernels are cached, and whether numba is there.
+
+Import this before defining a kernel (``from qhybrid.sim.jit import numba, njit, prange``):
+numba's cache locator is chosen when a function is decorated, so the cache directory must
+be set first. Compiled kernels go to ``NUMBA_CACHE_DIR`` when it is set, else to
+``$XDG_CACHE_HOME/qhybrid`` (``~/.cache/qhybrid``): once per install and machine, never
+into the package or a source tree (numba's default writes ``__pycache__`` beside the
+source, i.e. into ``src/`` for an editable install).
+
+Without numba (``HAVE_NUMBA`` false) the engine runs its torch kernels; :func:`notice`
+says so once on stderr.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+
+from qhybrid.kernel_cache import cache_dir  # noqa: E402  (re-exported)
+
+
+# numba reads NUMBA_CACHE_DIR when it loads and again whenever a NUMBA_* variable changes
+# (config reload at each compilation): set both, before any kernel is decorated.
+os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir()))
+
+try:
+    import numba
+    from numba import njit, prange
+except ImportError:  # pragma: no cover - numba is a dependency; a platform without wheels lacks it
+    numba = None
+    prange = range
+
+    def njit(*args, **kwargs):
+        """Stands in for numba's: a kernel module that defines kernels fails to import."""
+        raise ImportError("numba is not installed")
+else:
+    if not numba.config.CACHE_DIR:
+        numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+HAVE_NUMBA = numba is not None
+
+#: ``parallel=`` for threaded kernels: loops by ``prange`` alone. numba's other parallel
+#: rewrites (array expressions, reductions, fusion) find nothing in our kernels, which loop
+#: explicitly, and cost about a second of compilation per kernel.
+PRANGE_ONLY = dict(prange=True, comprehension=False, setitem=False, reduction=False, numpy=False,
+                   stencil=False, fusion=False, inplace_binop=False)
+_noticed = False
+
+
+def notice() -> None:
+    """One line on stderr, once per process, when the torch kernels stand in for numba's."""
+    global _noticed
+    if not _noticed and not HAVE_NUMBA:
+        _noticed = True
+        print("qhybrid: numba is not installed; the CPU engine runs its torch kernels (slower): "
+              "pip install numba", file=sys.stderr)
+
+
+def num_threads() -> int:
+    """numba's thread count (1 without numba)."""
+    return numba.get_num_threads() if HAVE_NUMBA else 1
+
+
+@contextlib.contextmanager
+def threads(n: int | None, *, torch_too: bool = True):
+    """numba's (and torch's) thread count set to ``n`` inside the block, restored after; the
+    one thread policy of the engine (``None``: unchanged). numba's count cannot exceed the
+    pool it started with (``NUMBA_NUM_THREADS``)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    old_torch = torch.get_num_threads()
+    old_nb = numba.get_num_threads() if HAVE_NUMBA else None
+    if torch_too:
+        torch.set_num_threads(int(n))
+    if HAVE_NUMBA:
+        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        if torch_too:
+            torch.set_num_threads(old_torch)
+        if old_nb is not None:
+            numba.set_num_threads(old_nb)
