@@ -14,7 +14,7 @@ import shutil
 import sqlite3
 import time
 import uuid
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from qhybrid.jobs import contract
@@ -37,22 +37,32 @@ def readable(path: Path) -> bool:
         return "locked" in str(err)  # busy is not damaged
 
 
-def set_aside(path: Path) -> None:
-    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``);
-    under a lock, and only if it is still damaged (another process may have rebuilt it)."""
+@contextmanager
+def index_lock(path: Path):
+    """The store's index lock (``.index.lock`` beside it): held while an index is checked, set aside
+    or rebuilt, so that processes meeting a missing or damaged index at once rebuild it once and
+    none of them reads it half-made."""
     import fcntl
-
-    from qhybrid.jobs import store
 
     with open(path.with_name(".index.lock"), "a", opener=contract.private_opener) as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not readable(path):
-            stamp = time.strftime("%Y%m%dT%H%M%S")
-            for suffix in ("", "-wal", "-shm"):
-                p = Path(f"{path}{suffix}")
-                if p.exists():
-                    p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
+        yield
+
+
+def set_aside(path: Path) -> bool:
+    """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``).
+    The caller holds :func:`index_lock`; returns whether it was damaged."""
+    from qhybrid.jobs import store
+
     store._READY.discard(str(path))
+    if readable(path):
+        return False
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(f"{path}{suffix}")
+        if p.exists():
+            p.rename(p.with_name(f"{p.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}"))
+    return True
 
 
 def adopt_folders(conn: sqlite3.Connection) -> int:
@@ -97,9 +107,8 @@ def repair() -> dict:
 
     root = store.ensure_home()
     path = root / "index.db"
-    damaged = not readable(path)
-    if damaged:
-        set_aside(path)
+    with index_lock(path):
+        damaged = set_aside(path)
     with closing(store.connect()) as conn:
         added = adopt_folders(conn)
         missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not store.job_dir(r[0]).is_dir()]

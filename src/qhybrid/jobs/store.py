@@ -108,28 +108,32 @@ def exists() -> bool:
 
 
 def connect() -> sqlite3.Connection:
-    """Open the index (creating the store) with WAL and a generous busy timeout; an index that is
-    not a database (truncated, garbage) is set aside and rebuilt from the job folders."""
+    """Open the index (creating the store) with WAL and a generous busy timeout. The first time a
+    process opens it, under the index lock: an index that is not a database (truncated, garbage)
+    is set aside, and a missing one rebuilt from the job folders before anyone reads it."""
     root = ensure_home()
     path = root / "index.db"
-    for attempt in range(2):
-        rebuild = not path.exists()  # a missing index is rebuilt from the job folders
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        try:
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            if str(path) not in _READY or not path.exists():
-                with _INIT_LOCK:  # once per process and file: WAL mode and the schema persist in the file
-                    _initialise(conn, rebuild=rebuild)
-                    _READY.add(str(path))
-            return conn
-        except sqlite3.DatabaseError as err:
-            conn.close()
-            if isinstance(err, sqlite3.OperationalError) and "locked" in str(err) or attempt:
-                raise
-            recovery.set_aside(path)
-    raise AssertionError("unreachable")  # pragma: no cover
+    if str(path) in _READY and path.exists():
+        return _open(path)
+    with _INIT_LOCK, recovery.index_lock(path):  # once per process and file: WAL mode and schema persist
+        recovery.set_aside(path)
+        conn = _open(path, rebuild=not path.exists())
+        _READY.add(str(path))
+        return conn
+
+
+def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if rebuild is not None:
+            _initialise(conn, rebuild=rebuild)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
