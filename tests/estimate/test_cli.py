@@ -123,4 +123,4 @@ def test_jobs_show_has_the_prediction_beside_the_measurement(invoke, cached):
     shown = invoke("jobs", "show", "pred").output
     line = next(t for t in shown.splitlines() if t.startswith("estimate"))
     assert "predicted" in line and "/iteration" in line and "measured" in line and "x the prediction" in line
-    assert "(by model)" in shown
+    assert "(by the estimate's model" in shown

@@ -154,6 +154,9 @@ class Display:
             output.note(text)
 
 
+SHOWN_ELSEWHERE = 3  # the cheapest other instance types named on the cost line
+
+
 def _cost_line(info: dict, *, sep: str = "; ") -> str:
     """``cost: $X (billed S s x N TYPE)``, then ``sep`` and what the same run costs elsewhere."""
     from qhybrid.jobs.instances import format_usd
@@ -163,9 +166,12 @@ def _cost_line(info: dict, *, sep: str = "; ") -> str:
             f"(billed {info['billed_seconds']:g} s x {info['instance_count']} {info['instance_type']})")
     others = info["cost_on_other_instances_usd"]
     if others:
-        basis = info.get("cost_on_other_instances_basis")
-        text += (sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in others.items())
-                 + (f" (by {basis})" if basis else ""))
+        cheapest = sorted(((k, v) for k, v in others.items() if v is not None), key=lambda kv: kv[1])[:SHOWN_ELSEWHERE]
+        how = ("by the estimate's model" if info.get("cost_on_other_instances_basis") == "model"
+               else "if it took as long there")
+        more = len(others) - len(cheapest)
+        text += (sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in cheapest) + f" ({how}"
+                 + (f"; {more} more types: qhybrid jobs show {info['name']} --json" if more > 0 else "") + ")")
     return text
 
 
