@@ -80,7 +80,8 @@ def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
     import torch
 
     from qhybrid.devices import parse_device
-    from qhybrid.qml import DressedQNN, margin_loss
+    from qhybrid.estimate.probe import qml_step
+    from qhybrid.qml import DressedQNN
 
     if device.startswith("local:qhybrid/"):
         model = DressedQNN(n, generator=torch.Generator().manual_seed(0))
@@ -88,14 +89,7 @@ def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
         from qhybrid.qml.reference import pennylane_layer
 
         model = DressedQNN(n, qlayer=pennylane_layer(n, parse_device(device).name))
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    x = torch.rand(batch, 60, dtype=torch.float64)
-    y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
-
-    def step():
-        opt.zero_grad()
-        margin_loss(model(x), y).backward()
-        opt.step()
+    step = qml_step(model, batch)
 
     from qhybrid.jobs.instances import local_cores
 

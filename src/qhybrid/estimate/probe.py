@@ -99,14 +99,19 @@ def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
 
 def time_qml(device: str, m: int, batch: int) -> float:
     """Best seconds of one DressedQNN training step with the PennyLane layer on ``device``."""
-    import torch
-
     from qhybrid.devices import parse_device
-    from qhybrid.qml import DressedQNN, margin_loss
+    from qhybrid.qml import DressedQNN
     from qhybrid.qml.reference import pennylane_layer
 
-    layer = pennylane_layer(m, parse_device(device).name)
-    model = DressedQNN(m, qlayer=layer)
+    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2)
+
+
+def qml_step(model, batch: int):
+    """``step()``: one Adam training step of ``model`` on a fixed random batch of Sonar-shaped inputs."""
+    import torch
+
+    from qhybrid.qml import margin_loss
+
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     x = torch.rand(batch, 60, dtype=torch.float64)
     y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
@@ -116,7 +121,7 @@ def time_qml(device: str, m: int, batch: int) -> float:
         margin_loss(model(x), y).backward()
         opt.step()
 
-    return _best(step, repeats=2)
+    return step
 
 
 def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:

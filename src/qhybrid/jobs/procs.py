@@ -72,20 +72,27 @@ def _group_exists(pgid: int) -> bool:
 
 def _any_member_running(pgid: int) -> bool:
     try:
-        entries = os.listdir("/proc")
-    except OSError:
+        return any(int(fields[2]) == pgid for _pid, fields in _live_stats())
+    except OSError:  # /proc unreadable: assume the group still runs
         return True
-    for entry in entries:
+
+
+def _live_stats():
+    """Yield ``(pid, stat fields after the command name)`` for every live (non-zombie) process.
+
+    Raises:
+        OSError: when /proc cannot be listed.
+    """
+    for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-                return True
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError):  # the process ended meanwhile
             continue
-    return False
+        if fields and fields[0] not in ("Z", "X"):
+            yield int(entry), fields
 
 
 # -- descendants: no process outlives its job ----------------------------------------------------------
@@ -108,22 +115,10 @@ def become_subreaper() -> bool:
 
 def _table() -> dict[int, tuple[int, str]]:
     """``{pid: (ppid, start)}`` of every live (non-zombie) process, from /proc."""
-    out = {}
     try:
-        entries = os.listdir("/proc")
+        return {pid: (int(fields[1]), fields[19]) for pid, fields in _live_stats()}
     except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] not in ("Z", "X"):
-            out[int(entry)] = (int(fields[1]), fields[19])
-    return out
+        return {}
 
 
 def descendants(root: int | None = None) -> list[list]:
