@@ -9,19 +9,14 @@ from qhybrid.cli import options, output
 
 
 def _ray_cluster():
-    """The Ray cluster module, imported only when a cluster command runs (Ray is optional)."""
-    import importlib
+    """The Ray cluster module (``backends/ray/cluster``), imported only when a cluster command runs.
 
-    # today's module first: importing the other's parent would import the Ray backend (and Ray)
-    for name in ("qhybrid.jobs.backends.ray_cluster", "qhybrid.jobs.backends.ray.cluster"):
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if not (err.name and name.startswith(err.name)):
-                raise
-    from qhybrid.errors import ClusterError
+    It needs only the standard library to import (Ray itself loads when a cluster is reached), and
+    raises ``ClusterError`` with the install hint when the ``ray`` command is missing.
+    """
+    from qhybrid.jobs.backends.ray import cluster
 
-    raise ClusterError("this qhybrid has no Ray backend; install it with: pip install 'qhybrid[ray]'")
+    return cluster
 
 
 def _doc(cluster) -> dict:
