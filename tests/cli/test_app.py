@@ -50,6 +50,17 @@ def test_help_on_every_command_and_option(path, cmd, cli):
             assert param.help, f"{' '.join(path)} {param.opts[0]} has no help text"
 
 
+GROUPS = sorted({path[:i] for path, _ in COMMANDS for i in range(len(path))})  # (), ("jobs",), ...
+
+
+@pytest.mark.parametrize("path", [*GROUPS, *(p for p, _ in COMMANDS)], ids=lambda p: " ".join(p) or "qhybrid")
+def test_help_never_labels_a_flag_bool(path, cli):
+    """Typer 0.29's Rich help shows ``<bool>`` beside flags (--json, --help, --version): ours read plainly."""
+    result = cli(*path, "--help")
+    assert result.exit_code == 0 and "--help" in result.stdout
+    assert "<bool>" not in result.stdout, result.stdout
+
+
 def test_help_fits_80_columns(cli):
     for path in (("qaoa",), ("jobs", "list"), ()):
         text = cli(*path, "--help").stdout

@@ -54,9 +54,37 @@ def _exceptions():
     return exceptions
 
 
+def _untyped_flags(command) -> None:
+    """Leave the type column of a flag's help row empty, in ``command`` and every command under it.
+
+    Typer 0.29's Rich help labels every flag (``--json``, ``--help``, ``--version``) ``<bool>``, as
+    if it took a value; a flag's metavar is used nowhere else (usage lines and errors name its
+    option strings), so an empty one makes the row read ``--json   Print one JSON document ...``.
+    Done when the command gathers its parameters (``get_help_option``, called for parsing and for
+    help alike), so that the help option, made on first use, and the completion options, added
+    after the group is built, are covered too.
+    """
+    make_help = command.get_help_option
+
+    def help_option(ctx):
+        option = make_help(ctx)
+        for param in (*command.params, *([option] if option is not None else [])):
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+    for sub in getattr(command, "commands", {}).values():
+        _untyped_flags(sub)
+
+
 class _Root(TyperGroup):
     """The root group: every command's QhybridError and usage error become one line and exit 1,
-    under ``main`` and under Typer's test runner alike."""
+    under ``main`` and under Typer's test runner alike; flags without a ``<bool>`` in help."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _untyped_flags(self)
 
     def invoke(self, ctx):
         from qhybrid.errors import QhybridError
