@@ -50,6 +50,12 @@ class PersistedDataError(QhybridError, ValueError):
     or unreadable (truncated, not persisted-job-data)."""
 
 
+class PickleRefusedError(PersistedDataError, RuntimeError):
+    """Pickled data (dataFormat pickled_v4) not loaded because ``allow_pickle`` is off. Also a
+    RuntimeError: Braket's SDK raises RuntimeError there (``braket.jobs.serialization.
+    deserialize_values``), so code written to catch Braket's error catches ours."""
+
+
 class StoreError(QhybridError, OSError):
     """A job store (QHYBRID_HOME) that cannot be used: relative, a file, unwritable, read-only."""
 

@@ -86,6 +86,8 @@ def test_pickled_result_needs_allow_pickle(tmp_path):
                                  hyperparameters={"fmt": "pickled_v4"}, quiet=True)
     with pytest.raises(PersistedDataError, match="pickled.*allow_pickle=True"):
         job.result()
+    with pytest.raises(RuntimeError, match="allow_pickle=True"):  # what Braket's SDK raises there
+        job.result()
     assert job.result(allow_pickle=True)["device"] == QHYBRID_CPU
 
 

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from qhybrid.errors import PersistedDataError
+from qhybrid.errors import PersistedDataError, PickleRefusedError
 from qhybrid.jobs import contract
 
 
@@ -37,6 +37,9 @@ def test_pickled_file_runs_no_code_unless_allowed(tmp_path):
     with pytest.raises(PersistedDataError, match="allow_pickle=True") as err:
         contract.read_persisted(path)
     assert "\n" not in str(err.value) and not marker.exists()
+    # Braket's deserialize_values raises RuntimeError here: code catching that catches ours too
+    assert isinstance(err.value, PickleRefusedError) and isinstance(err.value, RuntimeError)
+    assert isinstance(err.value, ValueError)
     contract.read_persisted(path, allow_pickle=True)
     assert marker.exists()
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qhybrid.errors import PersistedDataError
+from qhybrid.errors import PersistedDataError, PickleRefusedError
 
 # -- environment variables (Braket's names) -----------------------------------------------------
 DEVICE_ENV = "AMZN_BRAKET_DEVICE_ARN"
@@ -136,13 +136,15 @@ def deserialize_values(
     """Decode a persisted-job-data ``dataDictionary``.
 
     Raises:
-        PersistedDataError: pickled data without ``allow_pickle=True``, or an unknown format.
+        PickleRefusedError: pickled data without ``allow_pickle=True`` (a PersistedDataError, a
+            ValueError, and a RuntimeError as Braket's SDK raises there).
+        PersistedDataError: an unknown format.
     """
     fmt = format_name(data_format)
     if fmt == PLAINTEXT:
         return dict(data)
     if not allow_pickle:
-        raise PersistedDataError(
+        raise PickleRefusedError(
             f"{what} is pickled (dataFormat {PICKLED}); loading it would run code from the file: "
             "pass allow_pickle=True (CLI: --allow-pickle) only if you trust whoever wrote it"
         )
