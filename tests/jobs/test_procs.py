@@ -55,3 +55,34 @@ def test_kill_pids_skips_a_reused_pid():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_spared_children_and_their_trees_are_left_running_and_unreaped():
+    spared = subprocess.Popen([sys.executable, "-c", ESCAPER.replace("print(g.pid", "import time; print(g.pid")
+                               + "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True)
+    done = subprocess.Popen(["false"])  # finished (status 1), not yet waited for: still our child
+    try:
+        grandchild = int(spared.stdout.readline())
+        wait_for(lambda: procs.start_time(done.pid) is None)
+        assert {spared.pid, done.pid} <= procs.children()
+        assert procs.descendants(spare={spared.pid, done.pid}) == []
+        assert procs.end_descendants(grace=0.1, spare={spared.pid, done.pid}) == 0
+        assert spared.poll() is None and not gone(grandchild)
+        assert done.wait(timeout=5) == 1  # not reaped behind the Popen's back: its exit status is intact
+    finally:
+        procs.kill_pids([[spared.pid, None], [grandchild, None]], grace=0.1)
+        spared.wait(timeout=10)
+
+
+def test_subreaper_block_restores_the_setting():
+    import ctypes
+
+    def flag():
+        value = ctypes.c_int(0)
+        ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(value), 0, 0, 0)
+        return value.value
+
+    before = flag()
+    with procs.subreaper():
+        assert flag() == 1
+    assert flag() == before

@@ -4,6 +4,8 @@ A pid alone can be reused; a (pid, start time) pair names one process.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import sys
@@ -96,7 +98,7 @@ def _live_stats():
 
 
 # -- descendants: no process outlives its job ----------------------------------------------------------
-_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 
 
 def become_subreaper() -> bool:
@@ -106,11 +108,52 @@ def become_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
         return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+@contextlib.contextmanager
+def subreaper():
+    """This process as child subreaper for the block (see ``become_subreaper``), as it was after.
+
+    For a job run inside the caller (the in-process backend): orphans of the job's processes come
+    here while it runs, so ``end_descendants`` finds them; the caller's own setting is restored.
+    """
+    libc, before = None, ctypes.c_int(0)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0) != 0:
+                libc = None
+        except (OSError, AttributeError):
+            libc = None
+    if libc is not None and not before.value:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        if libc is not None and not before.value:
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def children() -> set[int]:
+    """Pids of this process's children, finished ones (zombies not yet waited for) included."""
+    own, found = os.getpid(), set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == own:
+                    found.add(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def _table() -> dict[int, tuple[int, str]]:
@@ -121,18 +164,20 @@ def _table() -> dict[int, tuple[int, str]]:
         return {}
 
 
-def descendants(root: int | None = None) -> list[list]:
-    """Return ``[[pid, start]]`` of every live descendant of ``root`` (default: this process)."""
+def descendants(root: int | None = None, *, spare=()) -> list[list]:
+    """Return ``[[pid, start]]`` of every live descendant of ``root`` (default: this process),
+    leaving out the pids in ``spare`` and everything under them."""
     root = os.getpid() if root is None else root
+    spare = set(spare)
     table = _table()
-    children: dict[int, list[int]] = {}
+    below: dict[int, list[int]] = {}
     for pid, (ppid, _start) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = [], list(children.get(root, []))
+        below.setdefault(ppid, []).append(pid)
+    out, todo = [], [p for p in below.get(root, []) if p not in spare]
     while todo:
         pid = todo.pop()
         out.append([pid, table[pid][1]])
-        todo.extend(children.get(pid, []))
+        todo.extend(p for p in below.get(pid, []) if p not in spare)
     return out
 
 
@@ -158,14 +203,15 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def end_descendants(grace: float = 1.0, *, keep=(), rounds: int = 20) -> int:
+def end_descendants(grace: float = 1.0, *, keep=(), spare=(), rounds: int = 20) -> int:
     """End every descendant of this process (repeatedly, so that forks in between are caught too)
-    and reap the orphans among them; ``keep``: pids another owner reaps (e.g. Popen children).
-    Returns how many were found."""
-    keep = set(keep)
+    and reap the orphans among them; ``keep``: pids another owner reaps (e.g. Popen children);
+    ``spare``: pids that are not the job's (the caller's own children, for an in-process job),
+    left running and unreaped with everything under them. Returns how many were found."""
+    keep = set(keep) | set(spare)
     found = 0
     for _ in range(rounds):
-        victims = descendants()
+        victims = descendants(spare=spare)
         if not victims:
             break
         found += len(victims)

@@ -4,6 +4,13 @@ Same supervisor, same files; the job environment is applied for the run and
 restored afterwards (environment, sys.path, sys.argv, cwd, modules loaded from
 the job's source). ``max_runtime``, ``max_cost`` and ``cancel`` cannot
 interrupt a script running in the caller's own thread.
+
+No process outlives the job here either: while the script runs this process is
+the child subreaper (orphans of the job's children come back to it), and when
+the script returns every process started since it began is ended (SIGTERM, then
+SIGKILL) as the local backend's supervisor does; the caller's own children from
+before the job, and what runs under them, are spared. A process another thread
+of the caller starts while the job runs cannot be told apart and is ended too.
 """
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ import os
 import sys
 import traceback
 
-from qhybrid.jobs import entry
+from qhybrid.jobs import entry, procs
 from qhybrid.jobs.backends.base import Backend as BaseBackend
 
 
@@ -54,6 +61,18 @@ class Backend(BaseBackend):
             self._codes[spec.rank] = self._run(spec, on_line)
 
     def _run(self, spec, on_line) -> int:
+        spare = procs.children() | {pid for pid, _start in procs.descendants()}  # the caller's, not the job's
+        with procs.subreaper():
+            try:
+                code = self._call(spec, on_line)
+            finally:
+                left = procs.end_descendants(grace=1.0, spare=spare)
+        if left:
+            on_line(spec.rank, f"qhybrid: ended {left} process(es) the job left behind")
+        return code
+
+    def _call(self, spec, on_line) -> int:
+        """Run the entry point with the job's environment, cwd and output; restore them after."""
         at = spec.argv.index("qhybrid.jobs.entry")  # [python, -P, -m, qhybrid.jobs.entry, source, entry, (call)]
         source_dir, entry_point = spec.argv[at + 1], spec.argv[at + 2]
         call_file = spec.argv[at + 3] if len(spec.argv) > at + 3 else None
