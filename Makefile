@@ -1,6 +1,7 @@
 # Two commands for a fresh machine:
 #   make run    install everything, then run the main job (QAOA Max-Cut on the embedded default)
-#   make test   install what tests need, then run them
+#   make test   install what tests need, then run them (all but the `slow` ones: what CI runs)
+#   make test-all   the same with the `slow` tests too (long notebooks, PennyLane's device suite, ...)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 
 
-.PHONY: run test setup setup-test bench clean
+.PHONY: run test test-all setup setup-test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,9 @@ run: setup
 	$(BIN)/qhybrid qaoa
 
 test: setup-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-all: setup-test
 	$(BIN)/python -m pytest -q
 
 bench: setup-test

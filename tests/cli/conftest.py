@@ -48,3 +48,34 @@ def script(tmp_path):
     path = tmp_path / "clijob.py"
     path.write_text(textwrap.dedent(SCRIPT))
     return path
+
+
+# Three finished jobs of SCRIPT that the read-only ``jobs`` tests share (list, show, logs, metrics,
+# result, wait, compare, tags): one set of real runs instead of one per test.
+SHARED_JOBS = (
+    ("first-job", ("--hp", "x=1", "--hp", "y=same", "--tag", "team=qml", "--tag", "stage=1")),
+    ("second-job", ("--hp", "x=2", "--hp", "y=same", "--tag", "team=qml", "--tag", "stage=2")),
+    ("third-job", ("--hp", "x=3")),
+)
+
+
+@pytest.fixture(scope="module")
+def _shared_jobs_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("shared-jobs-home")
+    path = tmp_path_factory.mktemp("shared-jobs-script") / "clijob.py"
+    path.write_text(textwrap.dedent(SCRIPT))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QHYBRID_HOME", str(home))
+        mp.setenv("NO_COLOR", "1")
+        for name, extra in SHARED_JOBS:
+            result = CliRunner().invoke(app, ["run", str(path), "--name", name, "--instance", "ml.m5.2xlarge",
+                                              *extra])
+            assert result.exit_code == 0, result.stderr
+    return home
+
+
+@pytest.fixture
+def shared_jobs(_shared_jobs_home, monkeypatch):
+    """QHYBRID_HOME with the three finished SHARED_JOBS (newest last); for tests that only read it."""
+    monkeypatch.setenv("QHYBRID_HOME", str(_shared_jobs_home))
+    return [name for name, _extra in SHARED_JOBS]

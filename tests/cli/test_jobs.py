@@ -18,9 +18,7 @@ def _sleeper(tmp_path):
     return path
 
 
-def test_list_newest_first_limit_columns_and_width(script, cli):
-    for n in ("first-job", "second-job", "third-job"):
-        _run(cli, script, n, "--hp", f"x={n}")
+def test_list_newest_first_limit_columns_and_width(shared_jobs, cli):
     result = cli("jobs", "list")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
@@ -38,72 +36,70 @@ def test_list_newest_first_limit_columns_and_width(script, cli):
     assert [d["name"] for d in docs] == ["third-job", "second-job", "first-job"] and docs[0]["key_metric"] == "loss 1"
 
 
-def test_show_has_environment_and_cost(script, cli):
-    _run(cli, script, "shown")
-    result = cli("jobs", "show", "shown")
+def test_show_has_environment_and_cost(shared_jobs, cli):
+    result = cli("jobs", "show", "first-job")
     assert result.exit_code == 0
     text = result.stdout
     for words in ("COMPLETED", "environment", "qhybrid 0.1.0", "command line", "cost", "hyperparameters"):
         assert words in text
-    doc = json.loads(cli("jobs", "show", "shown", "--json").stdout)
+    doc = json.loads(cli("jobs", "show", "first-job", "--json").stdout)
     assert doc["environment"]["packages"]["qhybrid"] and doc["environment"]["cpu_count"] >= 1
 
 
-def test_logs_and_follow_exit_with_the_outcome(script, tmp_path, cli):
-    _run(cli, script, "logged")
-    result = cli("jobs", "logs", "logged")
+def test_logs_and_follow_a_finished_job(shared_jobs, cli):
+    result = cli("jobs", "logs", "second-job")
     assert result.exit_code == 0 and "loss=1;" in result.stdout
-    assert cli("jobs", "logs", "-f", "logged").exit_code == 0
+    assert cli("jobs", "logs", "-f", "second-job").exit_code == 0
+
+
+def test_logs_follow_exits_with_the_outcome(tmp_path, cli):
     assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "bg").exit_code == 0
     assert cli("jobs", "cancel", "bg").stdout.strip() == "bg CANCELLED"
     result = cli("jobs", "logs", "-f", "bg")
     assert result.exit_code == 1 and "CANCELLED" in result.stderr
 
 
-def test_metrics_one_row_per_iteration(script, cli):
-    _run(cli, script, "metered")
-    result = cli("jobs", "metrics", "metered")
+def test_metrics_one_row_per_iteration(shared_jobs, cli):
+    result = cli("jobs", "metrics", "third-job")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["iter", "t_s", "loss", "iter_s"]
     rows = [line.split() for line in lines[2:]]
     assert [r[0] for r in rows] == ["0", "1", "2"] and [r[2] for r in rows] == ["3", "2", "1"]
-    cols = json.loads(cli("jobs", "metrics", "metered", "--json").stdout)
+    cols = json.loads(cli("jobs", "metrics", "third-job", "--json").stdout)
     assert cols["iteration_number"] == [0, 1, 2] and cols["loss"] == [3, 2, 1] and cols["t_s"][0] == 0
-    raw = json.loads(cli("jobs", "metrics", "metered", "--json", "--metric-type", "TIMESTAMP").stdout)
+    raw = json.loads(cli("jobs", "metrics", "third-job", "--json", "--metric-type", "TIMESTAMP").stdout)
     assert len(raw["loss"]) == 6 and [v for v in raw["loss"] if v is not None] == [3, 2, 1]  # half-empty rows
 
 
-def test_result_wait_and_timeouts(script, tmp_path, cli):
+def test_result_and_wait(shared_jobs, cli):
+    assert json.loads(cli("jobs", "result", "second-job").stdout) == {"x": "2"}
+    result = cli("jobs", "wait", "first-job", "second-job", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"first-job": "COMPLETED", "second-job": "COMPLETED"}
+
+
+def test_wait_timeout_with_one_still_running(script, tmp_path, cli):
     _run(cli, script, "done-1")
-    _run(cli, script, "done-2", "--hp", "x=2")
-    assert json.loads(cli("jobs", "result", "done-2").stdout) == {"x": "2"}
-    result = cli("jobs", "wait", "done-1", "done-2", "--json")
-    assert result.exit_code == 0 and json.loads(result.stdout) == {"done-1": "COMPLETED", "done-2": "COMPLETED"}
     assert cli("run", _sleeper(tmp_path), "--no-wait", "--name", "slow").exit_code == 0
     result = cli("jobs", "wait", "done-1", "slow", "--timeout", "1")
     assert result.exit_code == 1 and "RUNNING" in result.stdout
 
 
-def test_compare_side_by_side(script, cli):
-    _run(cli, script, "cmp-a", "--hp", "x=1")
-    _run(cli, script, "cmp-b", "--hp", "x=2")
-    result = cli("jobs", "compare", "cmp-a", "cmp-b")
+def test_compare_side_by_side(shared_jobs, cli):
+    result = cli("jobs", "compare", "first-job", "third-job")
     assert result.exit_code == 0
     rows = {line.split()[0] + (" " + line.split()[1] if line.startswith(("hp", "final", "best")) else ""): line.split()
             for line in result.stdout.splitlines()[2:] if line.strip()}
-    assert rows["hp x"][-2:] == ["1", "2"]
+    assert rows["hp x"][-2:] == ["1", "3"]
     assert rows["final loss"][-2:] == ["1", "1"] and rows["best loss"][-2:] == ["1", "1"]
-    doc = json.loads(cli("jobs", "compare", "cmp-a", "cmp-b", "--json").stdout)
-    assert doc["hp x"] == {"cmp-a": "1", "cmp-b": "2"}
+    doc = json.loads(cli("jobs", "compare", "first-job", "third-job", "--json").stdout)
+    assert doc["hp x"] == {"first-job": "1", "third-job": "3"}
 
 
-def test_compare_shows_what_a_sweep_varied(script, cli):
-    _run(cli, script, "sw-a", "--hp", "x=1", "--hp", "y=same")
-    _run(cli, script, "sw-b", "--hp", "x=2", "--hp", "y=same")
-    text = cli("jobs", "compare", "sw-a", "sw-b").stdout
+def test_compare_shows_what_a_sweep_varied(shared_jobs, cli):
+    text = cli("jobs", "compare", "first-job", "second-job").stdout
     assert "hp x" in text and "hp y" not in text
-    assert "hp y" in cli("jobs", "compare", "sw-a", "sw-b", "--all").stdout
+    assert "hp y" in cli("jobs", "compare", "first-job", "second-job", "--all").stdout
 
 
 def test_rm(script, cli):
@@ -119,20 +115,17 @@ def test_missing_names_are_usage_errors(argv, cli):
     assert result.exit_code == 1 and result.stderr.startswith("qhybrid: error: Missing argument")
 
 
-def test_list_by_tags_all_must_match_and_show_has_tags(script, cli):
-    _run(cli, script, "qml-one", "--tag", "team=qml", "--tag", "stage=1")
-    _run(cli, script, "qml-two", "--tag", "team=qml", "--tag", "stage=2")
-    _run(cli, script, "untagged")
+def test_list_by_tags_all_must_match_and_show_has_tags(shared_jobs, cli):
     names = lambda *argv: [d["name"] for d in json.loads(cli("jobs", "list", "--json", *argv).stdout)]  # noqa: E731
-    assert names("--tag", "team=qml") == ["qml-two", "qml-one"]
-    assert names("--tag", "team=qml", "--tag", "stage=1") == ["qml-one"]
+    assert names("--tag", "team=qml") == ["second-job", "first-job"]
+    assert names("--tag", "team=qml", "--tag", "stage=1") == ["first-job"]
     assert names("--tag", "team=other") == [] and len(names()) == 3
     result = cli("jobs", "list", "--tag", "team=qml")
-    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["qml-two", "qml-one"]
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["second-job", "first-job"]
     assert cli("jobs", "list", "--tag", "team").exit_code == 1
-    rows = [line.split(None, 1) for line in cli("jobs", "show", "qml-one").stdout.splitlines()]
+    rows = [line.split(None, 1) for line in cli("jobs", "show", "first-job").stdout.splitlines()]
     assert ["tags", "team=qml stage=1"] in rows and ["dependencies", "the caller's interpreter"] in rows
     assert not any(r and r[0] == "tags" for r in (line.split(None, 1) for line in
-                                                   cli("jobs", "show", "untagged").stdout.splitlines()))
-    doc = json.loads(cli("jobs", "show", "qml-one", "--json").stdout)
+                                                   cli("jobs", "show", "third-job").stdout.splitlines()))
+    doc = json.loads(cli("jobs", "show", "first-job", "--json").stdout)
     assert doc["tags"] == {"team": "qml", "stage": "1"} and doc["dependency_environment"] is None

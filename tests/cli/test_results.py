@@ -18,9 +18,21 @@ def _qaoa(name, **hp):
                       in_process=True)
 
 
+@pytest.fixture(scope="module")
+def _two_jobs_home(tmp_path_factory):
+    """Two real QAOA jobs, run once for the module's read-only tests."""
+    home = tmp_path_factory.mktemp("plot-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QHYBRID_HOME", str(home))
+        _qaoa("plot-a", iterations="6")
+        _qaoa("plot-b", iterations="6", stepsize="0.1")
+    return home
+
+
 @pytest.fixture
-def two_jobs():
-    return [_qaoa("plot-a", iterations="6"), _qaoa("plot-b", iterations="6", stepsize="0.1")]
+def two_jobs(_two_jobs_home, monkeypatch):
+    monkeypatch.setenv("QHYBRID_HOME", str(_two_jobs_home))
+    return [Job.get("plot-a"), Job.get("plot-b")]
 
 
 def test_figure_has_what_a_reader_needs(two_jobs):
