@@ -8,8 +8,10 @@ For each size: the ``local`` row of ``estimate_job`` (the model on this machine'
 calibration, or the PennyLane probe) against the median of a few real iterations
 (QAOA: the workload's energy+gradient and optimizer step; QML: one DressedQNN
 training step on a batch of 16), each in a fresh interpreter. Measured = the
-median of ``min(wall-clock, CPU time / busy threads)``, what an idle machine
-would take (the calibration counts the same way); the wall-clock is printed beside. Targets: within +-25 % for our engines, +-50 %
+smaller of the median wall-clock and the median CPU time (our engines: the main
+thread's, which runs the serial parts and its share of each parallel region;
+PennyLane devices: the process's), what an idle machine would take (the
+calibration counts the same way); the wall-clock is printed beside. Targets: within +-25 % for our engines, +-50 %
 for probed PennyLane devices. Absolute times drift on shared machines: run it
 twice and compare.
 """
@@ -18,19 +20,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from pathlib import Path
 
 
-def _median(fn, repeats: int, threads: int = 1) -> list[float]:
-    """Median wall-clock and median CPU seconds / ``threads`` of ``fn()`` after a warm-up call."""
-    fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        c, t = time.process_time(), time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t)
-        cpus.append((time.process_time() - c) / threads)
+def _median(fn, repeats: int, device: str) -> list[float]:
+    """Median wall-clock and median CPU seconds of ``fn()`` after a warm-up call, counted as the
+    calibration counts them (``calibrate.timings``: our engines by the main thread's CPU time,
+    PennyLane devices by the process's)."""
+    from qhybrid.estimate.calibrate import timings
+
+    walls, cpus = timings(fn, repeats, cpu="main" if device.startswith("local:qhybrid/") else "process")
     return [statistics.median(walls), statistics.median(cpus)]
 
 
@@ -38,7 +37,8 @@ def _qaoa_kwargs(n: int, device: str, iterations: int = 10, instance: str = "ml.
     import qhybrid.workloads.qaoa as wq
     from qhybrid.jobs import InstanceConfig
 
-    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations)}
+    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations),
+          "starts": "1"}
     return {"device": device, "source_module": wq.__file__, "entry_point": "qaoa", "hyperparameters": hp,
             "instance_config": InstanceConfig(instanceType=instance)}
 
@@ -59,21 +59,19 @@ def _qml_kwargs(n: int, device: str, *, batch: int = 16, epochs: int = 1, ndata:
 def measure_qaoa(n: int, device: str, repeats: int) -> float:
     import networkx as nx
 
-    from qhybrid.workloads.qaoa import initial_params, make_simulator, optimizer_step, parse_settings
+    from qhybrid.workloads import qaoa_optimize as opt
+    from qhybrid.workloads.qaoa import make_simulator, parse_settings
 
     settings = parse_settings(_qaoa_kwargs(n, device)["hyperparameters"])
     sim = make_simulator(nx.gnm_random_graph(n, int(1.5 * n), seed=1967), settings, device)
-    params, state = initial_params(settings), {}
+    params, state = opt.seed_start(settings.n_layers, settings.seed), {}
 
-    def step():
+    def step():  # one iteration of the job's loop: a batched energy+gradient (one start) and an Adam step
         nonlocal params, state
         _, grad = sim.energy_and_grad(params)
-        params, state = optimizer_step("adam", params, grad, state, 0.1)
+        params, state = opt.step("adam", params, grad, state, 0.1)
 
-    from qhybrid.jobs.instances import local_cores
-
-    threads = 1 if n - 1 <= 16 or not device.startswith("local:qhybrid/") else local_cores()
-    return _median(step, repeats, threads)
+    return _median(step, repeats, device)
 
 
 def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
@@ -89,12 +87,7 @@ def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
         from qhybrid.qml.reference import pennylane_layer
 
         model = DressedQNN(n, qlayer=pennylane_layer(n, parse_device(device).name))
-    step = qml_step(model, batch)
-
-    from qhybrid.jobs.instances import local_cores
-
-    threads = local_cores() if device.startswith("local:qhybrid/") and n >= 10 else 1
-    return _median(step, repeats, threads)
+    return _median(qml_step(model, batch), repeats, device)
 
 
 def isolated(name: str, *args) -> float:

@@ -32,9 +32,19 @@ def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
     doc = json.loads(invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge", "--json").output)
     # p = 2, 4 starts, about 35 iterations a depth: 4 * 35 * 3 / 2 + the p = 1 grid (32 energies) / 4 + 1
     assert doc["iterations"] == 4 * 35 * 3 // 2 + 8 + 1
-    assert any("to convergence" in n and "4 starts" in n for n in doc["notes"])
+    assert doc["iterations_expected"] is True and doc["iterations_range"] == [4 * 24 * 3 // 2 + 8 + 1,
+                                                                               4 * 44 * 3 // 2 + 8 + 1]
+    note = next(n for n in doc["notes"] if "EXPECTED" in n)
+    assert "not known" in note and "4 start(s)" in note and "48-88" in note  # 80 % of measured runs
+    own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
+    low, high = own["total_seconds_range"]
+    assert low < own["total_seconds"] < high and own["cost_usd_range"][0] <= own["cost_usd"] <= own["cost_usd_range"][1]
+    table = invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge")
+    assert "expected ≈219 iterations" in table.output and "expected total" in table.output
     exact = json.loads(invoke("estimate", "qaoa", "--iterations", "10", "--starts", "1", "--json").output)
     assert exact["iterations"] == 11 and not any("starts" in n for n in exact["notes"])
+    assert exact["iterations_expected"] is False and exact["iterations_range"] is None
+    assert "expected" not in invoke("estimate", "qaoa", "--iterations", "10", "--instances", "ml.m5.2xlarge").output
 
 
 def test_dry_run_is_the_estimate_and_writes_nothing(invoke, cached, write_script, _isolated_home):

@@ -22,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key
+from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, qml_step
 
 CACHE_CLIFF = 1.5
 PROBE_MAX = {"qaoa": 18, "qml": 12}
@@ -94,7 +94,7 @@ def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
     settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
     sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, device)
     params = [[0.3] * layers, [0.4] * layers]
-    return _best(lambda: sim.energy_and_grad(params), repeats=3)
+    return _best(lambda: sim.energy_and_grad(params), repeats=3, cpu="process")
 
 
 def time_qml(device: str, m: int, batch: int) -> float:
@@ -103,25 +103,8 @@ def time_qml(device: str, m: int, batch: int) -> float:
     from qhybrid.qml import DressedQNN
     from qhybrid.qml.reference import pennylane_layer
 
-    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2)
-
-
-def qml_step(model, batch: int):
-    """``step()``: one Adam training step of ``model`` on a fixed random batch of Sonar-shaped inputs."""
-    import torch
-
-    from qhybrid.qml import margin_loss
-
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    x = torch.rand(batch, 60, dtype=torch.float64)
-    y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
-
-    def step():
-        opt.zero_grad()
-        margin_loss(model(x), y).backward()
-        opt.step()
-
-    return step
+    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2,
+                 cpu="process")
 
 
 def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
