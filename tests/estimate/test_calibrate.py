@@ -17,7 +17,7 @@ def test_calibration_is_cached_by_machine_and_read_back(monkeypatch, _isolated_h
 
     def measure(function, *args):
         measured.append(function)
-        return {"calibrate.measure_qaoa": [2e-5, 3.0, 5.0, 6.0], "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0]}[function]
+        return {"calibrate.measure_qaoa": [2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0]}[function]
 
     monkeypatch.setattr(calibrate, "isolated", measure)
     first = calibrate.local_calibration()
@@ -36,7 +36,7 @@ def test_calibration_is_cached_by_machine_and_read_back(monkeypatch, _isolated_h
 
 
 def test_another_machine_is_calibrated_anew(monkeypatch):
-    monkeypatch.setattr(calibrate, "isolated", lambda f, *a: [1e-5, 1.0, 2.0, 2.0] if "qaoa" in f else [1e-3, 1.0, 1.0, 1.0, 1.0])
+    monkeypatch.setattr(calibrate, "isolated", lambda f, *a: [1e-5, 1.0, 2.0, 2.0, 2.0] if "qaoa" in f else [1e-3, 1.0, 1.0, 1.0, 1.0])
     calibrate.local_calibration()
     monkeypatch.setattr(calibrate, "machine_key", lambda: "another CPU | 64 threads | v4")
     assert calibrate.cached_calibration() is None

@@ -20,7 +20,7 @@ from pathlib import Path
 from qhybrid.estimate.work import qaoa_work, qml_work
 
 VERSION = 4
-QAOA_SIZES = (10, 16, 18, 20)  # overhead; one thread (m <= 16 runs serially); all threads in and past the cache
+QAOA_SIZES = (10, 16, 18, 20, 22)  # overhead; one thread (m <= 16 runs serially); all threads in and past L3
 QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
 QML_BATCH = 16
 
@@ -37,8 +37,9 @@ class Calibration:
     bandwidth_gbs: float
     qaoa_call_s: float
     qaoa_serial_gflops: float
-    qaoa_parallel_small_gflops: float
+    qaoa_parallel_small_gflops: float  # all threads, at 18, 20 and 22 qubits (17, 19, 21 simulated)
     qaoa_parallel_gflops: float
+    qaoa_parallel_large_gflops: float
     qml_step_s: float
     qml_small_gflops: float  # per busy thread, at 8, 10, 12 and 16 wires (batch 16)
     qml_mid_gflops: float
@@ -123,8 +124,8 @@ def measure_bandwidth(mib: int = 128) -> float:
     return 2 * a.nbytes / seconds / 1e9
 
 
-def measure_qaoa() -> tuple[float, float, float, float]:
-    """Per-call overhead (s), one-thread GFLOP/s and all-thread GFLOP/s at 18 and 20 qubits of the QAOA sweep."""
+def measure_qaoa() -> tuple[float, ...]:
+    """Per-call overhead (s), one-thread GFLOP/s and all-thread GFLOP/s at 18, 20 and 22 qubits of the QAOA sweep."""
     import networkx as nx
 
     from qhybrid.qaoa import QAOA
@@ -134,11 +135,11 @@ def measure_qaoa() -> tuple[float, float, float, float]:
     for n in QAOA_SIZES * 2:  # two rounds, the best of each size
         q = QAOA(nx.gnm_random_graph(n, int(1.5 * n), seed=1967))
         times[n] = min(times[n], _best(lambda q=q: q.energy_and_grad(params), repeats=5))
-    lo, mid, small, big = (qaoa_work(n, 2) for n in QAOA_SIZES)
+    lo, mid = (qaoa_work(n, 2) for n in QAOA_SIZES[:2])
     serial = mid.flops / times[QAOA_SIZES[1]]
     call = max(0.0, (times[QAOA_SIZES[0]] - lo.flops / serial) / lo.calls)
-    rates = [w.flops / max(1e-9, times[n] - call * w.calls) for w, n in ((small, QAOA_SIZES[2]), (big, QAOA_SIZES[3]))]
-    return call, serial / 1e9, rates[0] / 1e9, rates[1] / 1e9
+    rates = [(w := qaoa_work(n, 2)).flops / max(1e-9, times[n] - call * w.calls) / 1e9 for n in QAOA_SIZES[2:]]
+    return (call, serial / 1e9, *rates)
 
 
 def qml_step(model, batch: int):
@@ -228,13 +229,14 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     began = time.perf_counter()
     cores = local_cores()
     bandwidth = measure_bandwidth()
-    call, serial, parallel_small, parallel = isolated("calibrate.measure_qaoa")
+    call, serial, parallel_small, parallel, parallel_large = isolated("calibrate.measure_qaoa")
     step_s, qml_small, qml_mid, qml_rate, qml_large = isolated("calibrate.measure_qml")
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
         bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial,
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
+        qaoa_parallel_large_gflops=parallel_large,
         qml_step_s=step_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,

@@ -48,8 +48,10 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     core = _core_ratio(machine, cal)
     if simulated_qubits <= QAOA.SERIAL_BITS:
         rate = cal.qaoa_serial_gflops * core
-    else:  # measured at 17 and 19 simulated qubits (18 and 20 Max-Cut nodes)
-        here = _between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+    else:  # measured at 17, 19 and 21 simulated qubits (18, 20 and 22 Max-Cut nodes)
+        here = (_between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+                if simulated_qubits <= 19 else
+                _between(simulated_qubits, 19, cal.qaoa_parallel_gflops, 21, cal.qaoa_parallel_large_gflops))
         rate = here * machine.peak_gflops / cal.peak_gflops
     compute = work.flops / (rate * 1e9)
     return work.calls * cal.qaoa_call_s / core + max(compute, _memory_seconds(work.bytes, work.working_set_bytes, machine))

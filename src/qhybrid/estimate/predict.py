@@ -148,8 +148,9 @@ def _iterations(job: _Job, expected=None, count: int | None = None) -> int | Non
 
         return expected.weighted(layers=s.n_layers, starts=starts, grid=GRID_GAMMAS * GRID_BETAS,
                                  count=expected.iterations if count is None else count) + 1
-    if job.workload == "qml":
-        return s.epochs * math.ceil(s.ndata / s.batch_size)
+    if job.workload == "qml":  # the training share of ndata (val_fraction held out, as workloads.qml.split)
+        train = s.ndata - int(round(s.val_fraction * s.ndata))
+        return s.epochs * math.ceil(max(1, train) / s.batch_size)
     return None
 
 
@@ -249,7 +250,8 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
     layers = getattr(s, "n_layers", 2)
     item = ITEM[getattr(s, "dtype", "complex128")]
     if gpu:
-        notes.append("lightning.gpu modelled (one state pass per gate), not probed")
+        notes.append("lightning.gpu modelled (its adjoint's state passes at the GPU's bandwidth), not probed: "
+                     "no GPU measured, uncalibrated")
         return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
                                            machine=machine, item=item)
     pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch)

@@ -12,9 +12,10 @@ scales with one core's peak (lightning.qubit's gate kernels run on one
 thread). Results are cached beside the calibration, keyed by device, workload
 and sizes. Every figure built on a probe is labelled ``probe``.
 
-lightning.gpu cannot be probed without a GPU: it is modelled as one pass over
-the state per gate (read + write) and per observable term at the GPU's
-bandwidth, plus a launch each (labelled ``model``, not calibrated on a GPU).
+lightning.gpu cannot be probed without a GPU: it is modelled as the state passes
+of lightning's adjoint method (forward, un-apply on psi and lambda, a generator and
+an inner product per parameter) at the GPU's bandwidth, plus a launch each
+(labelled ``model``, not calibrated on a GPU).
 """
 from __future__ import annotations
 
@@ -153,10 +154,20 @@ def probe_seconds(pr: Probe, *, n: int, edges: int = 0, layers: int = 2, state_b
 
 def lightning_gpu_seconds(workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 1,
                           machine, item: int = 16) -> float:
-    """lightning.gpu modelled: per gate one read+write of the state at the GPU's bandwidth, plus a launch."""
-    gates = qaoa_gates(n, edges, layers) if workload == "qaoa" else qml_gates_pennylane(n)
-    sweeps = 3 if workload == "qaoa" else 3 * batch  # forward, adjoint (psi and lambda)
-    terms = edges if workload == "qaoa" else batch  # the observable's terms: one pass each for H|psi>
-    per_gate = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
-    return (sweeps * gates + terms) * per_gate + (0.0 if workload == "qaoa" else 3e-3)
+    """lightning.gpu modelled: state passes at the GPU's bandwidth, plus a launch each.
 
+    Adjoint differentiation as lightning does it (Jones & Gacon, arXiv:2009.02823): the forward
+    pass (one read+write of the state per gate), ``H|psi>`` (one per observable term), then back
+    through the gates un-applying each on psi and on lambda (two), and for each parametrized gate
+    a copy of psi, its generator applied and an inner product (three more). A TorchLayer runs
+    the batch sample by sample.
+    """
+    if workload == "qaoa":
+        gates, params, terms = qaoa_gates(n, edges, layers), layers * (edges + n), edges
+    else:  # two CNOTs of each CRot's decomposition are not parametrized
+        gates, terms = qml_gates_pennylane(n), 1
+        params = gates - 4 * n
+    samples = 1 if workload == "qaoa" else batch
+    passes = samples * (3 * gates + 3 * params + terms)
+    per_pass = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
+    return passes * per_pass + (0.0 if workload == "qaoa" else 3e-3)
