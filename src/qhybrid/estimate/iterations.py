@@ -9,7 +9,7 @@ tolerance 1e-3 over a window of 10) on ``gnm_random_graph(n, 1.5 n, seed)`` for 
 - a stage (one depth) took 35 iterations on average (medians 31..38), with no trend in n
   (10..18) nor in the depth: the model is ``STAGE_MEAN`` iterations a stage;
 - 80 % of whole runs took between ``RANGE[0]`` and ``RANGE[1]`` times that (p10..p90: 23..43
-  iterations at p = 1, 52..87 at p = 2, 77..127 at p = 3); the longest took 2.6x (a stage
+  iterations at p = 1, 52..87 at p = 2, 81..127 at p = 3); the longest took 2.7x (a stage
   that wandered 120 iterations before settling), none more than ``max_iterations`` a stage.
 
 Other tolerances, windows or step sizes, and sizes past 18 qubits, were not measured: the
