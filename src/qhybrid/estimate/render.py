@@ -110,8 +110,11 @@ def predicted_line(info: dict) -> str | None:
     pred = info.get("predicted")
     if not pred:
         return None
+    span = pred.get("total_seconds_range")
+    expected = (f", expected: a run to convergence, 80 % of runs {_seconds(span[0])}-{_seconds(span[1])}"
+                if pred.get("iterations_expected") and span else "")
     text = (f"predicted {_seconds(pred['total_seconds'])} ({_seconds(pred['seconds_per_iteration'])}/iteration, "
-            f"{pred['method']})")
+            f"{pred['method']}{expected})")
     if info.get("measured_seconds") is not None:
         text += f", measured {_seconds(info['measured_seconds'])}"
         if info.get("measured_seconds_per_iteration") is not None:
