@@ -56,3 +56,16 @@ def test_isolated_runs_in_a_fresh_interpreter():
 
     with pytest.raises(JobError, match="estimate probe"):
         calibrate.isolated("calibrate.measure_bandwidth", -1)
+
+
+def test_concurrent_stores_keep_each_others_entries(_isolated_home):
+    """Processes calibrating or probing at once (each reading the cache before the other wrote) lose nothing."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from qhybrid.estimate import calibrate\n"
+            "for i in range(30): calibrate.store(f'{sys.argv[1]} {i}', {'i': i})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, name]) for name in ("a", "b", "c")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    stored = json.loads(calibrate.cache_path().read_text())
+    assert {f"{n} {i}" for n in "abc" for i in range(30)} <= set(stored)

@@ -204,6 +204,24 @@ def _read_cache(path: Path) -> dict:
         return {}
 
 
+def store(key: str, entry: dict) -> None:
+    """Add ``entry`` under ``key`` to the cache file: under a lock, re-read, then replaced atomically, so
+    two estimates calibrating or probing at once keep each other's entries."""
+    import fcntl
+    import tempfile
+
+    path = cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = _read_cache(path)
+        cached[key] = entry
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".calibration-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(cached, indent=1))
+        os.replace(tmp, path)
+
+
 def cached_calibration() -> Calibration | None:
     """This machine's cached calibration, or None (nothing is measured)."""
     entry = _read_cache(cache_path()).get(machine_key())
@@ -241,10 +259,5 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )
-    cached = _read_cache(path)
-    cached[key] = asdict(cal)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cached, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    store(key, asdict(cal))
     return cal

@@ -19,11 +19,10 @@ an inner product per parameter) at the GPU's bandwidth, plus a launch each
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
-from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, qml_step
+from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, qml_step, store
 
 CACHE_CLIFF = 1.5
 PROBE_MAX = {"qaoa": 18, "qml": 12}
@@ -134,12 +133,8 @@ def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2
     times = tuple(isolated("probe.time_sizes", device, workload, list(sizes), list(density), layers, batch))
     overhead, per_gate, per_unit = fit(sizes, times, workload=workload, n=n, edges=edges, layers=layers)
     result = Probe(device, workload, sizes, times, overhead, per_gate, per_unit)
-    cached[key] = {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
-                   "overhead_s": overhead, "per_gate_s": per_gate, "per_unit_s": per_unit, "measured": time.time()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cached, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    store(key, {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
+                "overhead_s": overhead, "per_gate_s": per_gate, "per_unit_s": per_unit, "measured": time.time()})
     return result
 
 
