@@ -3,13 +3,16 @@
     PYTHONPATH=src python benchmarks/estimate.py                    # QAOA 16..24, QML 8..16, probes
     PYTHONPATH=src python benchmarks/estimate.py --quick            # fewer sizes
     PYTHONPATH=src python benchmarks/estimate.py --seed-table       # the seed's cost table, recomputed
+    PYTHONPATH=src python benchmarks/estimate.py --iterations-suite # QAOA iterations to convergence (the model's data)
 
 For each size: the ``local`` row of ``estimate_job`` (the model on this machine's
 calibration, or the PennyLane probe) against the median of a few real iterations
 (QAOA: the workload's energy+gradient and optimizer step; QML: one DressedQNN
 training step on a batch of 16), each in a fresh interpreter. Measured = the
-median of ``min(wall-clock, CPU time / busy threads)``, what an idle machine
-would take (the calibration counts the same way); the wall-clock is printed beside. Targets: within +-25 % for our engines, +-50 %
+smaller of the median wall-clock and the best CPU time (our engines: the main
+thread's, which runs the serial parts and its share of each parallel region;
+PennyLane devices: the process's), what an idle machine would take (the
+calibration counts the same way); the wall-clock is printed beside. Targets: within +-25 % for our engines, +-50 %
 for probed PennyLane devices. Absolute times drift on shared machines: run it
 twice and compare.
 """
@@ -18,27 +21,25 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from pathlib import Path
 
 
-def _median(fn, repeats: int, threads: int = 1) -> list[float]:
-    """Median wall-clock and median CPU seconds / ``threads`` of ``fn()`` after a warm-up call."""
-    fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        c, t = time.process_time(), time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t)
-        cpus.append((time.process_time() - c) / threads)
-    return [statistics.median(walls), statistics.median(cpus)]
+def _median(fn, repeats: int, device: str) -> list[float]:
+    """Median wall-clock, best CPU and median CPU seconds of ``fn()`` after a warm-up call, counted as
+    the calibration counts them (``calibrate.timings``: our engines by the main thread's CPU time,
+    PennyLane devices by the process's; the calibration keeps the best, so does "measured")."""
+    from qhybrid.estimate.calibrate import timings
+
+    walls, cpus = timings(fn, repeats, cpu="main" if device.startswith("local:qhybrid/") else "process")
+    return [statistics.median(walls), min(cpus), statistics.median(cpus)]
 
 
 def _qaoa_kwargs(n: int, device: str, iterations: int = 10, instance: str = "ml.m5.2xlarge") -> dict:
     import qhybrid.workloads.qaoa as wq
     from qhybrid.jobs import InstanceConfig
 
-    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations)}
+    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": "2", "iterations": str(iterations),
+          "starts": "1"}
     return {"device": device, "source_module": wq.__file__, "entry_point": "qaoa", "hyperparameters": hp,
             "instance_config": InstanceConfig(instanceType=instance)}
 
@@ -59,21 +60,19 @@ def _qml_kwargs(n: int, device: str, *, batch: int = 16, epochs: int = 1, ndata:
 def measure_qaoa(n: int, device: str, repeats: int) -> float:
     import networkx as nx
 
-    from qhybrid.workloads.qaoa import initial_params, make_simulator, optimizer_step, parse_settings
+    from qhybrid.workloads import qaoa_optimize as opt
+    from qhybrid.workloads.qaoa import make_simulator, parse_settings
 
     settings = parse_settings(_qaoa_kwargs(n, device)["hyperparameters"])
     sim = make_simulator(nx.gnm_random_graph(n, int(1.5 * n), seed=1967), settings, device)
-    params, state = initial_params(settings), {}
+    params, state = opt.seed_start(settings.n_layers, settings.seed), {}
 
-    def step():
+    def step():  # one iteration of the job's loop: a batched energy+gradient (one start) and an Adam step
         nonlocal params, state
         _, grad = sim.energy_and_grad(params)
-        params, state = optimizer_step("adam", params, grad, state, 0.1)
+        params, state = opt.step("adam", params, grad, state, 0.1)
 
-    from qhybrid.jobs.instances import local_cores
-
-    threads = 1 if n - 1 <= 16 or not device.startswith("local:qhybrid/") else local_cores()
-    return _median(step, repeats, threads)
+    return _median(step, repeats, device)
 
 
 def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
@@ -89,12 +88,7 @@ def measure_qml(n: int, device: str, repeats: int, batch: int = 16) -> float:
         from qhybrid.qml.reference import pennylane_layer
 
         model = DressedQNN(n, qlayer=pennylane_layer(n, parse_device(device).name))
-    step = qml_step(model, batch)
-
-    from qhybrid.jobs.instances import local_cores
-
-    threads = local_cores() if device.startswith("local:qhybrid/") and n >= 10 else 1
-    return _median(step, repeats, threads)
+    return _median(qml_step(model, batch), repeats, device)
 
 
 def isolated(name: str, *args) -> float:
@@ -109,6 +103,21 @@ def isolated(name: str, *args) -> float:
     out = subprocess.run([sys.executable, "-c", code, json.dumps(list(args))], check=True, capture_output=True,
                          text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def _recalibrated(cal, workload: str):
+    """``cal`` with ``workload``'s engine measured again now (a fresh interpreter, as the calibration does)."""
+    from dataclasses import replace
+
+    from qhybrid.estimate.calibrate import isolated
+
+    if workload == "qaoa":
+        call, serial, small, mid, large = isolated("calibrate.measure_qaoa")
+        return replace(cal, qaoa_call_s=call, qaoa_serial_gflops=serial, qaoa_parallel_small_gflops=small,
+                       qaoa_parallel_gflops=mid, qaoa_parallel_large_gflops=large)
+    step, small, mid, rate, large = isolated("calibrate.measure_qml")
+    return replace(cal, qml_step_s=step, qml_small_gflops=small, qml_mid_gflops=mid, qml_gflops=rate,
+                   qml_large_gflops=large)
 
 
 def accuracy(quick: bool, interleave: bool, which: str = "all") -> list[dict]:
@@ -126,86 +135,134 @@ def accuracy(quick: bool, interleave: bool, which: str = "all") -> list[dict]:
     rows = []
     for workload, device, n, repeats in cases:
         kwargs = _qaoa_kwargs(n, device) if workload == "qaoa" else _qml_kwargs(n, device)
-        cal = local_calibration(refresh=interleave and device.startswith("local:qhybrid/"))
+        cal = local_calibration()
+        if interleave and device.startswith("local:qhybrid/"):
+            cal = _recalibrated(cal, workload)
         est = estimate_job(kwargs, instances=["ml.m5.2xlarge"], calibration=cal)
         local = est.row("local")
-        wall, cpu = isolated(f"measure_{workload}", n, device, repeats)
+        wall, cpu, cpu_median = isolated(f"measure_{workload}", n, device, repeats)
         measured = min(wall, cpu)  # as on an idle machine (the shared one's waiting left out)
         err = local.seconds_per_iteration / measured - 1
         target = 0.25 if local.method == "model" else 0.50
         rows.append({"workload": workload, "device": device.rsplit("/", 1)[-1], "n": n, "method": local.method,
                      "predicted_s": local.seconds_per_iteration, "measured_s": measured, "wall_s": wall,
+                     "cpu_median_s": cpu_median,
                      "error": err, "within": abs(err) <= target})
         print(f"| {workload} | {rows[-1]['device']} | {n} | {local.method} | {local.seconds_per_iteration:.4g} | "
-              f"{measured:.4g} | {wall:.4g} | {100 * err:+.0f} % | {'yes' if rows[-1]['within'] else 'NO'} |",
+              f"{measured:.4g} | {cpu_median:.4g} | {wall:.4g} | {100 * err:+.0f} % | {'yes' if rows[-1]['within'] else 'NO'} |",
               flush=True)
     return rows
 
 
-SEED = [  # the seed document's figures: (what, instance, count, device, USD)
-    ("QAOA 18 qubits", "ml.m5.2xlarge", 1, "local:pennylane/lightning.qubit", 0.016),
-    ("QAOA 18 qubits", "ml.p3.2xlarge", 1, "local:pennylane/lightning.gpu", 0.064),
-    ("QAOA 24 qubits", "ml.m5.2xlarge", 1, "local:pennylane/lightning.qubit", 2.27),
-    ("QAOA 24 qubits", "ml.p3.2xlarge", 1, "local:pennylane/lightning.gpu", 0.78),
-    ("QML 26 qubits", "ml.p3.16xlarge", 1, "local:pennylane/lightning.gpu", 20.0),
-    ("QML 26 qubits", "ml.p3.16xlarge", 4, "local:pennylane/lightning.gpu", 2.8),
+def iteration_suite(sizes, seeds: int, layers) -> list[dict]:
+    """Iterations the job's default schedule takes to converge on gnm(n, 1.5 n, seed) (no job runtime:
+    the workload's own optimizer on its own simulator); the data behind ``estimate/iterations.py``."""
+    import json
+    import statistics
+
+    import networkx as nx
+
+    import qhybrid.workloads.qaoa as w
+    from qhybrid.estimate.iterations import qaoa_iterations
+    from qhybrid.workloads import qaoa_optimize as opt
+
+    rows = []
+    for p in layers:
+        for n in sizes:
+            for seed in range(seeds):
+                s = w.parse_settings({"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "n_layers": str(p),
+                                      "seed": str(seed)})
+                sim = w.make_simulator(nx.gnm_random_graph(n, int(1.5 * n), seed=seed), s, "local:qhybrid/qhybrid.cpu")
+                st = opt.optimize(s.schedule(), sim.energy, sim.energy_and_grad)
+                rows.append({"n": n, "p": p, "seed": seed, "total": st["iteration"],
+                             "per_stage": [st["layers"].count(d) for d in range(1, p + 1)]})
+                print(json.dumps(rows[-1]), flush=True)
+        totals = sorted(r["total"] for r in rows if r["p"] == p)
+        e = qaoa_iterations(layers=p, max_iterations=s.max_iterations, window=s.window, tolerance=s.tolerance,
+                            stepsize=s.stepsize)
+        k = len(totals)
+        print(f"p = {p}: mean {statistics.mean(totals):.1f}, median {statistics.median(totals)}, p10-p90 "
+              f"{totals[k // 10]}-{totals[(9 * k) // 10]}, min-max {totals[0]}-{totals[-1]} over {k} runs; "
+              f"model: {e.iterations} expected, 80 % {e.low}-{e.high}", flush=True)
+    return rows
+
+
+QAOA_SEED = "--preset seed-timing"  # the seed's study: 5 Adam steps of 0.1 from its 0.01 * uniform start, p = 2
+QML_SEED = "--wires 26 --data 192 --val-fraction 0 --batch-size 32 --epochs 1"  # an epoch of 192 samples
+SEED = [  # the seed document's figures: (what, USD, estimate arguments with the seed's device, ours)
+    ("QAOA 18 qubits, 1 x ml.m5.2xlarge", 0.016, f"qaoa {QAOA_SEED} --nodes 18 --edges 24 --instance ml.m5.2xlarge",
+     "local:pennylane/lightning.qubit", "local:qhybrid/qhybrid.cpu"),
+    ("QAOA 18 qubits, 1 x ml.p3.2xlarge", 0.064, f"qaoa {QAOA_SEED} --nodes 18 --edges 24 --instance ml.p3.2xlarge",
+     "local:pennylane/lightning.gpu", "local:qhybrid/qhybrid.gpu"),
+    ("QAOA 24 qubits, 1 x ml.m5.2xlarge", 2.27, f"qaoa {QAOA_SEED} --nodes 24 --edges 32 --instance ml.m5.2xlarge",
+     "local:pennylane/lightning.qubit", "local:qhybrid/qhybrid.cpu"),
+    ("QAOA 24 qubits, 1 x ml.p3.2xlarge", 0.78, f"qaoa {QAOA_SEED} --nodes 24 --edges 32 --instance ml.p3.2xlarge",
+     "local:pennylane/lightning.gpu", "local:qhybrid/qhybrid.gpu"),
+    ("QML 26 qubits, 1 x ml.p3.16xlarge, one GPU", 20.0, f"qml {QML_SEED} --instance ml.p3.16xlarge",
+     "local:pennylane/lightning.gpu", "local:qhybrid/qhybrid.gpu"),
+    ("QML 26 qubits, 4 x ml.p3.16xlarge, 32 GPUs", 2.8,
+     f"qml {QML_SEED} --instance ml.p3.16xlarge --data-parallel --instance-count 4",
+     "local:pennylane/lightning.gpu", "local:qhybrid/qhybrid.gpu"),
 ]
 
 
-def seed_table(iterations: int, epochs: int) -> None:
-    """The seed's figures beside ours: its implied billed time, our s/iteration, our cost for the same run."""
-    from qhybrid.estimate import estimate_job
-    from qhybrid.estimate.render import _seconds, format_cost
-    from qhybrid.jobs.instances import get_instance
+def seed_table() -> None:
+    """The seed's figures beside ``qhybrid estimate``'s, each row one CLI command (printed, then run)."""
+    import json
+    import subprocess
+    import sys
 
-    print(f"QAOA: p=2, 1.5n edges, {iterations} iterations; QML: {epochs} epoch(s) of the 208 Sonar samples, "
-          "batch 16 per rank, data parallel over every GPU of the instances")
-    print("| run | instances | seed | seed's billed time | ours: seed's device, s/iter | ours: seed's device, "
-          "total | ours: qhybrid, s/iter | ours: qhybrid, total |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for what, inst, count, device, usd in SEED:
+    from qhybrid.estimate.render import _seconds
+    from qhybrid.jobs.instances import format_usd, get_instance
+
+    print("| run | seed | seed's billed time | estimate, seed's device | estimate, qhybrid | command |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for what, usd, args, device, ours in SEED:
+        inst = args.split("--instance ")[1].split()[0]
+        count = int(args.split("--instance-count ")[1].split()[0]) if "--instance-count" in args else 1
         implied = usd / (get_instance(inst).usd_per_second * count)
         cells = []
-        for dev in (device, "local:qhybrid/qhybrid.gpu" if "gpu" in device else "local:qhybrid/qhybrid.cpu"):
-            if what.startswith("QAOA"):
-                kw = _qaoa_kwargs(int(what.split()[1]), dev, iterations=iterations, instance=inst)
-            else:
-                world = count * get_instance(inst).gpus
-                kw = _qml_kwargs(26, dev, batch=16 * world, epochs=epochs, ndata=208 // world * world,
-                                 instance=inst, count=count, parallel=True)
-            row = estimate_job(kw, instances=[inst], local=False).row(inst)
-            fits = {True: "", False: " — does NOT fit", None: ""}[row.fits]
-            cells += [f"{_seconds(row.seconds_per_iteration)} ({row.method})",
-                      f"{_seconds(row.total_seconds)}, {format_cost(row)}{fits}"]
-        print(f"| {what} | {count} x {inst} | ${usd} | {_seconds(implied)} | " + " | ".join(cells) + " |",
-              flush=True)
+        for dev in (device, ours):
+            argv = ["estimate", *args.split(), "--device", dev, "--instances", inst, "--json"]
+            out = subprocess.run([sys.executable, "-m", "qhybrid", *argv], check=True, capture_output=True,
+                                 text=True).stdout
+            row = next(r for r in json.loads(out)["rows"] if r["target"] == inst)
+            fits = "" if row["fits"] is not False else ", does NOT fit"
+            cost = format_usd(row["cost_usd"], row["approximate"]) if row["cost_usd"] is not None else "unknown"
+            cells.append(f"{cost} ({_seconds(row['total_seconds'])}, {row['method']}{fits})")
+        print(f"| {what} | ${usd} | {_seconds(implied)} | {cells[0]} | {cells[1]} | "
+              f"`qhybrid estimate {args} --device {device}` |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed-table", action="store_true")
-    parser.add_argument("--iterations", type=int, default=100)
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--iterations-suite", action="store_true",
+                        help="iterations the default QAOA job takes to converge, n = 10..18, 8 seeds, p = 1..3")
     parser.add_argument("--cases", choices=("all", "ours", "probe"), default="all",
                         help="our engines, the probed PennyLane devices, or both")
     parser.add_argument("--interleave", action="store_true",
-                        help="calibrate again right before each of our engines' measurements (a shared machine's "
-                             "load drifts in minutes: this separates the model's error from the drift)")
+                        help="measure the engine's calibration again right before each of our engines' "
+                             "measurements (a shared machine's load drifts in minutes: this separates the model's "
+                             "error from the drift)")
     parser.add_argument("--keep-calibration", action="store_true",
                         help="use the cached calibration (default: measure this machine again first)")
     args = parser.parse_args()
     if args.seed_table:
-        seed_table(args.iterations, args.epochs)
+        seed_table()
+        return
+    if args.iterations_suite:
+        iteration_suite((10, 12, 14, 16, 18), 8, (1, 2, 3))
         return
     from qhybrid.estimate.calibrate import local_calibration
 
     cal = local_calibration(refresh=not args.keep_calibration)
     print(f"calibration: {cal}")
     print(f"load average before: {os.getloadavg()}")
-    print("| workload | device | n | how | predicted s/iter | measured s/iter (idle-equivalent) | wall-clock | "
-          "error | within target |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| workload | device | n | how | predicted s/iter | measured s/iter (best CPU) | median CPU | median "
+          "wall-clock | error | within target |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = accuracy(args.quick, args.interleave, args.cases)
     ok = sum(r["within"] for r in rows)
     print(f"{ok}/{len(rows)} within target ({Path(__file__).name}); load average after: {os.getloadavg()}")

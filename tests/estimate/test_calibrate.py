@@ -17,7 +17,7 @@ def test_calibration_is_cached_by_machine_and_read_back(monkeypatch, _isolated_h
 
     def measure(function, *args):
         measured.append(function)
-        return {"calibrate.measure_qaoa": [2e-5, 3.0, 5.0, 6.0], "calibrate.measure_qml": [3e-3, 5.0, 9.0, 7.0]}[function]
+        return {"calibrate.measure_qaoa": [2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0]}[function]
 
     monkeypatch.setattr(calibrate, "isolated", measure)
     first = calibrate.local_calibration()
@@ -36,9 +36,9 @@ def test_calibration_is_cached_by_machine_and_read_back(monkeypatch, _isolated_h
 
 
 def test_another_machine_is_calibrated_anew(monkeypatch):
-    monkeypatch.setattr(calibrate, "isolated", lambda f, *a: [1e-5, 1.0, 2.0, 2.0] if "qaoa" in f else [1e-3, 1.0, 1.0, 1.0])
+    monkeypatch.setattr(calibrate, "isolated", lambda f, *a: [1e-5, 1.0, 2.0, 2.0, 2.0] if "qaoa" in f else [1e-3, 1.0, 1.0, 1.0, 1.0])
     calibrate.local_calibration()
-    monkeypatch.setattr(calibrate, "machine_key", lambda: "another CPU | 64 threads | v3")
+    monkeypatch.setattr(calibrate, "machine_key", lambda: "another CPU | 64 threads | v4")
     assert calibrate.cached_calibration() is None
     calibrate.local_calibration()
     assert len(json.loads(calibrate.cache_path().read_text())) == 2
@@ -56,3 +56,16 @@ def test_isolated_runs_in_a_fresh_interpreter():
 
     with pytest.raises(JobError, match="estimate probe"):
         calibrate.isolated("calibrate.measure_bandwidth", -1)
+
+
+def test_concurrent_stores_keep_each_others_entries(_isolated_home):
+    """Processes calibrating or probing at once (each reading the cache before the other wrote) lose nothing."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from qhybrid.estimate import calibrate\n"
+            "for i in range(30): calibrate.store(f'{sys.argv[1]} {i}', {'i': i})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, name]) for name in ("a", "b", "c")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    stored = json.loads(calibrate.cache_path().read_text())
+    assert {f"{n} {i}" for n in "abc" for i in range(30)} <= set(stored)

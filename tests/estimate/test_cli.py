@@ -32,9 +32,19 @@ def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
     doc = json.loads(invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge", "--json").output)
     # p = 2, 4 starts, about 35 iterations a depth: 4 * 35 * 3 / 2 + the p = 1 grid (32 energies) / 4 + 1
     assert doc["iterations"] == 4 * 35 * 3 // 2 + 8 + 1
-    assert any("to convergence" in n and "4 starts" in n for n in doc["notes"])
+    assert doc["iterations_expected"] is True and doc["iterations_range"] == [4 * 24 * 3 // 2 + 8 + 1,
+                                                                               4 * 44 * 3 // 2 + 8 + 1]
+    note = next(n for n in doc["notes"] if "EXPECTED" in n)
+    assert "not known" in note and "4 start(s)" in note and "48-88" in note  # 80 % of measured runs
+    own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
+    low, high = own["total_seconds_range"]
+    assert low < own["total_seconds"] < high and own["cost_usd_range"][0] <= own["cost_usd"] <= own["cost_usd_range"][1]
+    table = invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge")
+    assert "expected ≈219 iterations" in table.output and "expected total" in table.output
     exact = json.loads(invoke("estimate", "qaoa", "--iterations", "10", "--starts", "1", "--json").output)
     assert exact["iterations"] == 11 and not any("starts" in n for n in exact["notes"])
+    assert exact["iterations_expected"] is False and exact["iterations_range"] is None
+    assert "expected" not in invoke("estimate", "qaoa", "--iterations", "10", "--instances", "ml.m5.2xlarge").output
 
 
 def test_dry_run_is_the_estimate_and_writes_nothing(invoke, cached, write_script, _isolated_home):
@@ -74,7 +84,27 @@ def test_estimate_qml_data_parallel(invoke, cached):
                  "--instance-count", "2", "--data-parallel", "--instances", "ml.m5.4xlarge", "--json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["world_size"] == 2 and doc["iterations"] == 6 and doc["instance_count"] == 2
+    # an epoch trains 144 of the 192 samples (val_fraction 0.25 held out): 5 steps of 32
+    assert doc["world_size"] == 2 and doc["iterations"] == 5 and doc["instance_count"] == 2
+    every = json.loads(invoke("estimate", "qml", "--wires", "8", "--batch-size", "32", "--data", "192",
+                              "--epochs", "1", "--val-fraction", "0", "--instances", "ml.m5.4xlarge", "--json").output)
+    assert every["iterations"] == 6
+
+
+def test_the_seeds_classifier_is_cheaper_on_four_instances_than_on_one_gpu(invoke, cached):
+    """lightning.gpu (not installed here) is estimated all the same, on a GPU instance; the seed's 26-qubit
+    epoch on one GPU of one ml.p3.16xlarge costs several times its data-parallel epoch on 4 x 8 GPUs."""
+    args = ("estimate", "qml", "--wires", "26", "--data", "192", "--val-fraction", "0", "--batch-size", "32",
+            "--epochs", "1", "--device", "lightning.gpu", "--instances", "ml.p3.16xlarge", "--json")
+    default = json.loads(invoke(*args).output)
+    assert default["device"] == "local:pennylane/lightning.gpu" and default["instance_type"] == "ml.p3.2xlarge"
+    one = json.loads(invoke(*args, "--instance", "ml.p3.16xlarge").output)
+    four = json.loads(invoke(*args, "--instance", "ml.p3.16xlarge", "--data-parallel", "--instance-count", "4").output)
+    r1, r4 = ([r for r in d["rows"] if r["target"] == "ml.p3.16xlarge"][0] for d in (one, four))
+    assert one["world_size"] == 1 and four["world_size"] == 32
+    assert r1["method"] == r4["method"] == "model" and any("uncalibrated" in n for n in r4["notes"])
+    assert 5 < r1["cost_usd"] / r4["cost_usd"] < 8  # the seed: $20 against $2.8 (7.1x)
+    assert any("all-reduce of 1903 parameters" in n for n in r4["notes"])
 
 
 def test_estimate_run_of_an_unknown_script(invoke, write_script):

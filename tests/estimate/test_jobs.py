@@ -112,3 +112,20 @@ def test_a_failing_estimate_does_not_block_the_job(cached, monkeypatch):
     monkeypatch.setattr(predict, "estimate_job", broken)
     job = Job.create(**qaoa(max_cost=10.0), in_process=True)
     assert job.state() == "COMPLETED" and read_prediction(job.folder) is None
+
+
+def test_a_run_to_convergence_is_shown_as_expected(cached):
+    from qhybrid.estimate import estimate_job
+    from qhybrid.estimate.render import predicted_line, summary
+
+    kwargs = qaoa()
+    kwargs["hyperparameters"] = {k: v for k, v in kwargs["hyperparameters"].items() if k != "iterations"}
+    est = estimate_job(kwargs, instances=[])
+    assert est.iterations_expected and "expected: a run to convergence, 80 % of runs" in summary(est)
+    out = compare(est.to_dict(), instance_type="ml.m5.2xlarge", measured_seconds=None, billed_seconds=None,
+                  instance_count=1)
+    assert out["predicted"]["iterations_expected"] is True and len(out["predicted"]["total_seconds_range"]) == 2
+    assert "expected: a run to convergence" in predicted_line(out)
+    fixed = compare(estimate_job(qaoa(), instances=[]).to_dict(), instance_type="ml.m5.2xlarge",
+                    measured_seconds=None, billed_seconds=None, instance_count=1)
+    assert fixed["predicted"]["iterations_expected"] is False and "expected" not in predicted_line(fixed)

@@ -40,3 +40,27 @@ def test_all_reduce_grows_with_ranks_and_crosses_the_network():
     inside = model.allreduce_seconds(10**7, world=8, instance_count=1, machine=p3, gpu=True)
     across = model.allreduce_seconds(10**7, world=32, instance_count=4, machine=p3, gpu=True)
     assert 0 < inside < across
+
+
+def test_qml_busy_threads_follow_the_kernels_parallel_threshold(calibration):
+    from qhybrid.estimate.calibrate import qml_threads
+    from qhybrid.qml.fast import PARALLEL_MIN
+
+    assert qml_threads(8, 16, 4) == 1 and 16 * 2 * 2**8 < PARALLEL_MIN  # one thread: the kernels run serially
+    assert qml_threads(10, 16, 4) == 4 and qml_threads(10, 16, 1) == 1
+    big = hardware.instance_machine(get_instance("ml.m5.24xlarge"))
+    small = hardware.instance_machine(get_instance("ml.m5.large"))
+    serial = [model.qml_cpu_seconds(work.qml_work(8, 16), m, calibration, batch=16, n_wires=8) for m in (big, small)]
+    parallel = [model.qml_cpu_seconds(work.qml_work(14, 16), m, calibration, batch=16, n_wires=14) for m in (big, small)]
+    assert serial[0] == pytest.approx(serial[1], rel=0.2)  # many cores do not help a serial step
+    assert parallel[0] < parallel[1] / 3
+
+
+def test_qml_fixed_step_dominates_small_sizes(calibration):
+    m = hardware.local_machine(calibration)
+    t4 = model.qml_cpu_seconds(work.qml_work(4, 16), m, calibration, batch=16, n_wires=4)
+    assert calibration.qml_step_s <= t4 < 1.1 * calibration.qml_step_s
+    rates = [model._qml_rate_per_thread(calibration, n) for n in (6, 8, 9, 10, 11, 12, 16, 20)]
+    assert rates[0] == rates[1] == calibration.qml_small_gflops and rates[-1] == calibration.qml_large_gflops
+    assert min(calibration.qml_small_gflops, calibration.qml_mid_gflops) <= rates[2] <= \
+        max(calibration.qml_small_gflops, calibration.qml_mid_gflops)

@@ -40,3 +40,16 @@ def test_past_the_cache_each_amplitude_costs_more():
     inside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=1, l3_bytes=probe.STATES)
     outside = probe.probe_seconds(pr, n=20, edges=30, state_bytes=2, l3_bytes=probe.STATES)
     assert outside == pytest.approx(probe.CACHE_CLIFF * inside)
+
+
+def test_lightning_gpu_counts_the_adjoint_passes():
+    from qhybrid.estimate import hardware
+    from qhybrid.jobs.instances import get_instance
+
+    v100 = hardware.instance_machine(get_instance("ml.p3.2xlarge"))
+    per_pass = 2 * 2**20 * 16 / (v100.gpu_bandwidth_gbs * 1e9 * 0.75) + probe.GPU_GATE_LAUNCH_S
+    gates, params = probe.qaoa_gates(20, 30, 2), 2 * (30 + 20)
+    t = probe.lightning_gpu_seconds("qaoa", n=20, edges=30, layers=2, machine=v100)
+    assert t == pytest.approx((3 * gates + 3 * params + 30) * per_pass)  # forward, un-apply twice, 3 per parameter
+    one = probe.lightning_gpu_seconds("qml", n=20, batch=1, machine=v100)
+    assert probe.lightning_gpu_seconds("qml", n=20, batch=8, machine=v100) == pytest.approx(8 * (one - 3e-3) + 3e-3)

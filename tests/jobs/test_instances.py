@@ -72,6 +72,18 @@ def test_bad_price_file(tmp_path, monkeypatch):
         instances.catalogue()
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "0.0", "-0.001", '"0.01"', "true"])
+def test_a_user_price_must_be_a_finite_number_above_zero(tmp_path, monkeypatch, value):
+    path = tmp_path / "prices.toml"
+    path.write_text(f'[prices]\n"ml.c5.xlarge" = {value}\n')
+    monkeypatch.setenv("QHYBRID_PRICES", str(path))
+    with pytest.raises(InstanceError, match=r"price of 'ml.c5.xlarge' must be a finite number > 0.*got") as err:
+        instances.user_prices()
+    assert "\n" not in str(err.value)
+    with pytest.raises(InstanceError, match="price of 'ml.c5.xlarge'"):
+        instances.get_instance("ml.c5.xlarge")  # never a $0 (or NaN) cost
+
+
 def test_fallback_toml_parser():
     text = '# prices\n[prices]\n"ml.c5.xlarge" = 0.0034  # per minute\n'
     assert instances._parse_toml(text) == {"prices": {"ml.c5.xlarge": 0.0034}}

@@ -185,8 +185,10 @@ def _price(tmp_path, monkeypatch, value):
 @pytest.mark.parametrize("value", ["nan", "inf", "0"])
 def test_prices_must_be_positive_finite(home, script, tmp_path, monkeypatch, value):
     _price(tmp_path, monkeypatch, value)
-    _rejected(home, InstanceError, "price of 'ml.c5.xlarge'", device=CPU, source_module=script,
-              instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+    with pytest.raises(InstanceError, match="price of 'ml.c5.xlarge'") as info:  # the price file is read at once
+        Job.create(device=CPU, source_module=script, instance_config=InstanceConfig(instanceType="ml.c5.xlarge"))
+    assert isinstance(info.value, ValueError) and "\n" not in str(info.value)
+    assert nothing_written(home)
 
 
 def test_max_cost_below_one_billed_second(home, script, tmp_path, monkeypatch):

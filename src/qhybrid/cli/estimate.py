@@ -49,6 +49,43 @@ _UNUSED = ("name", "backend", "address", "quiet", "no_wait", "allow_pickle", "fo
            "max_runtime", "max_cost", "tag")
 
 
+def _modelled_only(device: str | None) -> str | None:
+    """The full name of a device the estimate models without it being installed here (lightning.gpu
+    on a machine without a GPU: the seed's device), when ``device`` is one and is not installed."""
+    from qhybrid.devices import parse_device
+    from qhybrid.errors import DeviceError
+    from qhybrid.estimate.predict import MODELLED_ONLY
+
+    if not device:
+        return None
+    full = device.strip() if device.strip().startswith("local:") else f"local:pennylane/{device.strip()}"
+    if full not in MODELLED_ONLY:
+        return None
+    try:
+        parse_device(full)
+        return None  # installed: the command's own checks apply
+    except DeviceError:
+        return full
+
+
+def _build(build, opts: dict) -> dict:
+    """``build(**opts)``; a modelled-only device (``_modelled_only``) is estimated all the same: the
+    command's options are checked with a stand-in device, then the job's device and (unless
+    ``--instance`` was given) a GPU instance type put back."""
+    from dataclasses import replace
+
+    from qhybrid.cli.options import GPU_INSTANCE
+
+    only = _modelled_only(opts.get("device"))
+    if only is None:
+        return build(**opts)
+    kwargs = build(**{**opts, "device": "local:pennylane/default.qubit"})
+    kwargs["device"] = only
+    if opts.get("instance") is None and kwargs.get("instance_config") is not None:
+        kwargs["instance_config"] = replace(kwargs["instance_config"], instanceType=GPU_INSTANCE)
+    return kwargs
+
+
 def mirror(command, build, *, name: str):
     """An ``estimate NAME`` command with ``command``'s own options (less those in ``_UNUSED``) plus
     ``--instances``, ``--gpu`` and ``--cpu``; ``build(**options)`` gives the ``Job.create`` keywords.
@@ -69,7 +106,7 @@ def mirror(command, build, *, name: str):
     def estimate(**opts) -> None:
         picked = {n: opts.pop(n) for n in extra}
         json_output = opts.pop("json_", False)
-        dry_run(build(**opts), json_output=json_output, instances=_names(picked["instances"]),
+        dry_run(_build(build, opts), json_output=json_output, instances=_names(picked["instances"]),
                 gpu=picked["gpu"], cpu=picked["cpu"])
 
     estimate.__signature__ = inspect.Signature(params)

@@ -110,6 +110,9 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
     if own is not None:
         out["predicted"] = {k: own[k] for k in ("seconds_per_iteration", "total_seconds", "cost_usd", "method",
                                                 "fits", "needed_bytes")}
+        # a run to convergence: its length was an expectation (with the 80 % range), not a known count
+        out["predicted"]["iterations_expected"] = bool(prediction.get("iterations_expected"))
+        out["predicted"]["total_seconds_range"] = own.get("total_seconds_range")
         if own["total_seconds"] and measured_seconds:
             out["measured_over_predicted"] = measured_seconds / own["total_seconds"]
         if folder is not None:

@@ -48,21 +48,39 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     core = _core_ratio(machine, cal)
     if simulated_qubits <= QAOA.SERIAL_BITS:
         rate = cal.qaoa_serial_gflops * core
-    else:  # measured at 17 and 19 simulated qubits (18 and 20 Max-Cut nodes)
-        here = _between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+    else:  # measured at 17, 19 and 21 simulated qubits (18, 20 and 22 Max-Cut nodes)
+        here = (_between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
+                if simulated_qubits <= 19 else
+                _between(simulated_qubits, 19, cal.qaoa_parallel_gflops, 21, cal.qaoa_parallel_large_gflops))
         rate = here * machine.peak_gflops / cal.peak_gflops
     compute = work.flops / (rate * 1e9)
     return work.calls * cal.qaoa_call_s / core + max(compute, _memory_seconds(work.bytes, work.working_set_bytes, machine))
 
 
+def _qml_rate_per_thread(cal, n_wires: int) -> float:
+    """This machine's DressedQNN GFLOP/s per busy thread at ``n_wires``: log-interpolated between the
+    sizes measured (8, 10, 12, 16 wires), held beyond them."""
+    import math
+
+    points = ((8, cal.qml_small_gflops), (10, cal.qml_mid_gflops), (12, cal.qml_gflops), (16, cal.qml_large_gflops))
+    if n_wires <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if n_wires <= x1:
+            return math.exp(_between(n_wires, x0, math.log(max(y0, 1e-9)), x1, math.log(max(y1, 1e-9))))
+    return points[-1][1]
+
+
 def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None) -> float:
-    """One DressedQNN step on ``batch`` local samples, each sample on a core (at most ``cores``)."""
+    """One DressedQNN step on ``batch`` local samples: the fixed step (autograd, Adam, the classical
+    layers; scaled by one core's speed) plus the arithmetic at the measured rate per busy thread,
+    times the threads the kernels would keep busy there (all ``cores`` once
+    a call covers ``PARALLEL_MIN`` amplitudes; else one)."""
+    from qhybrid.estimate.calibrate import qml_threads
+
     core = _core_ratio(machine, cal)
-    use = min(batch, cores or machine.cores)
-    here = min(batch, cal.cores)
-    measured = (_between(n_wires, 8, cal.qml_small_gflops, 12, cal.qml_gflops) if n_wires < 12 else
-                _between(n_wires, 12, cal.qml_gflops, 16, cal.qml_large_gflops))
-    rate = measured * core * use / here
+    use = qml_threads(n_wires, batch, cores or machine.cores)
+    rate = _qml_rate_per_thread(cal, n_wires) * core * use
     per_sample_set = work.working_set_bytes // max(1, batch)
     memory = _memory_seconds(work.bytes, per_sample_set * use, machine)
     return cal.qml_step_s / core + max(work.flops / (rate * 1e9), memory)

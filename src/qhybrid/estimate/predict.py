@@ -38,6 +38,8 @@ class Row:
     price_date: str = ""
     price_source: str = ""
     notes: tuple[str, ...] = ()
+    total_seconds_range: tuple[float, float] | None = None  # a run to convergence: 80 % of runs
+    cost_usd_range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Estimate:
     cheapest: str | None = None
     fastest: str | None = None
     notes: tuple[str, ...] = field(default=())
+    iterations_expected: bool = False  # True: a run to convergence, whose length is a measured expectation
+    iterations_range: tuple[int, int] | None = None  # 80 % of measured runs, in the units of ``iterations``
 
     def row(self, target: str) -> Row:
         """The row of ``target`` (``local`` or an instance type). Raises SpecError if absent."""
@@ -121,39 +125,54 @@ def _targets(names, gpu, cpu) -> list:
     return insts
 
 
-# Iterations a depth takes to converge in the QAOA job (benchmarks/answers.py: 58-83 for p = 2 over
-# 20 gnm(18, 24) graphs, about 35 a depth); a prediction, labelled as such in the estimate's notes.
-TYPICAL_STAGE_ITERATIONS = 35
+def _expected(job: _Job):
+    """A QAOA run to convergence's expected length (:mod:`.iterations`); None when the count is given."""
+    s = job.settings
+    if job.workload != "qaoa" or s.iterations is not None:
+        return None
+    from qhybrid.estimate.iterations import qaoa_iterations
+
+    return qaoa_iterations(layers=s.n_layers, max_iterations=s.max_iterations, window=s.window,
+                           tolerance=s.tolerance, stepsize=s.stepsize, init=s.init, n_qubits=s.n_nodes)
 
 
-def _iterations(job: _Job) -> int | None:
-    """Iterations of one parameter set at the job's depth p that cost what the whole run costs."""
+def _iterations(job: _Job, expected=None, count: int | None = None) -> int | None:
+    """Iterations of one parameter set at the job's depth p that cost what the whole run costs
+    (``count``: the run's own iterations, default the expected ones)."""
     s = job.settings
     if job.workload == "qaoa":
         starts = getattr(s, "starts", 1)
-        if s.iterations is not None:  # exactly N at depth p, the starts batched
+        if expected is None:  # exactly N at depth p, the starts batched
             return starts * s.iterations + 1  # + the final energy and the probabilities at the end
-        # to convergence, layer by layer: depth d costs about d/p of an iteration at depth p, and
-        # depth 1 opens with a grid of energies (an energy is about half an energy+gradient)
-        p, stage = s.n_layers, min(TYPICAL_STAGE_ITERATIONS, s.max_iterations)
         from qhybrid.workloads.qaoa_optimize import GRID_BETAS, GRID_GAMMAS
 
-        return math.ceil(starts * stage * (p + 1) / 2 + GRID_GAMMAS * GRID_BETAS / (2 * p)) + 1
-    if job.workload == "qml":
-        return s.epochs * math.ceil(s.ndata / s.batch_size)
+        return expected.weighted(layers=s.n_layers, starts=starts, grid=GRID_GAMMAS * GRID_BETAS,
+                                 count=expected.iterations if count is None else count) + 1
+    if job.workload == "qml":  # the training share of ndata (val_fraction held out, as workloads.qml.split)
+        train = s.ndata - int(round(s.val_fraction * s.ndata))
+        return s.epochs * math.ceil(max(1, train) / s.batch_size)
     return None
 
 
-def _iteration_note(job: _Job, iterations: int | None) -> tuple[str, ...]:
+def _iteration_note(job: _Job, iterations: int | None, expected) -> tuple[str, ...]:
     """How a QAOA job's iterations were counted, when that is not simply ``iterations``."""
     s = job.settings
-    if job.workload != "qaoa" or (s.iterations is not None and getattr(s, "starts", 1) == 1):
+    if job.workload != "qaoa" or (expected is None and getattr(s, "starts", 1) == 1):
         return ()
-    how = (f"{s.iterations} iterations" if s.iterations is not None else
-           f"to convergence: about {min(TYPICAL_STAGE_ITERATIONS, s.max_iterations)} iterations a depth, "
-           f"depths 1..{s.n_layers} (at most {s.max_iterations} each)")
-    return (f"{how} with {s.starts} starts batched, counted as {iterations} iterations of one start at "
-            f"p = {s.n_layers}",)
+    if expected is None:
+        return (f"{s.iterations} iterations with {s.starts} starts batched, counted as {iterations} iterations of "
+                f"one start at p = {s.n_layers}",)
+    from qhybrid.estimate.iterations import MEASURED
+
+    depths = f"depths 1..{s.n_layers}" if expected.stages > 1 else f"depth {s.n_layers}"
+    notes = [f"iterations EXPECTED, not known (--iterations not given: the run stops when it converges): "
+             f"about {expected.iterations} ({expected.per_stage} a depth, {depths}; 80 % of measured runs took "
+             f"{expected.low}-{expected.high}, at most {s.max_iterations} a depth; measured on {MEASURED}); "
+             f"{s.starts} start(s) batched, counted as {iterations} iterations of one start at p = {s.n_layers}; "
+             f"total time and cost are expected figures, their 80 % range in the JSON (total_seconds_range, "
+             f"cost_usd_range)"]
+    notes += [f"iteration count less certain: {c}" for c in expected.caveats]
+    return tuple(notes)
 
 
 def _world(job: _Job, machine, count: int, gpu: bool) -> int:
@@ -231,7 +250,8 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
     layers = getattr(s, "n_layers", 2)
     item = ITEM[getattr(s, "dtype", "complex128")]
     if gpu:
-        notes.append("lightning.gpu modelled (one state pass per gate), not probed")
+        notes.append("lightning.gpu modelled (its adjoint's state passes at the GPU's bandwidth), not probed: "
+                     "no GPU measured, uncalibrated")
         return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
                                            machine=machine, item=item)
     pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch)
@@ -264,6 +284,23 @@ def _priced(row: Row, inst) -> Row:
     cost = None if billed is None else instances.cost(billed, inst, row.count)
     return replace(row, cost_usd=cost, approximate=inst.approximate, price_kind=inst.price_kind,
                    price_date=inst.price_date, price_source=inst.price_source)
+
+
+def _ranged(row: Row, span: tuple[int, int], inst) -> Row:
+    """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence."""
+    from dataclasses import replace
+
+    from qhybrid.jobs import instances
+
+    if row.seconds_per_iteration is None:
+        return row
+    totals = tuple(STARTUP_S + k * row.seconds_per_iteration for k in span)
+    costs = None
+    if inst is None:
+        costs = (0.0, 0.0)
+    elif row.cost_usd is not None:
+        costs = tuple(instances.cost(instances.ceil_seconds(t), inst, row.count) for t in totals)
+    return replace(row, total_seconds_range=totals, cost_usd_range=costs)
 
 
 def _order(row: Row):
@@ -305,8 +342,9 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     own = get_instance(ic.instanceType)
     # a script without history needs no calibration (nothing to scale): none is measured for it
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
-    iterations = _iterations(job)
-    counted = _iteration_note(job, iterations)
+    expected = _expected(job)
+    iterations = _iterations(job, expected)
+    counted = _iteration_note(job, iterations, expected)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
@@ -314,6 +352,9 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
             for i in insts]
     if local:
         rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
+    if expected is not None:
+        span = (_iterations(job, expected, expected.low), _iterations(job, expected, expected.high))
+        rows = [_ranged(r, span, inst) for r, inst in zip(rows, [*insts, None])]
     rows.sort(key=_order)
     runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
     priced = [r for r in runnable if r.cost_usd is not None and r.target != "local"]
@@ -323,6 +364,7 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     _, uses_gpu = _device_on(job.device, machine, own=True)
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
-                    iterations=iterations, rows=tuple(rows), cheapest=cheapest, fastest=fastest,
+                    iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,
+                    iterations_range=None if expected is None else span, cheapest=cheapest, fastest=fastest,
                     notes=counted + (() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
                                                   f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",)))

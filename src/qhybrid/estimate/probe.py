@@ -12,17 +12,17 @@ scales with one core's peak (lightning.qubit's gate kernels run on one
 thread). Results are cached beside the calibration, keyed by device, workload
 and sizes. Every figure built on a probe is labelled ``probe``.
 
-lightning.gpu cannot be probed without a GPU: it is modelled as one pass over
-the state per gate (read + write) and per observable term at the GPU's
-bandwidth, plus a launch each (labelled ``model``, not calibrated on a GPU).
+lightning.gpu cannot be probed without a GPU: it is modelled as the state passes
+of lightning's adjoint method (forward, un-apply on psi and lambda, a generator and
+an inner product per parameter) at the GPU's bandwidth, plus a launch each
+(labelled ``model``, not calibrated on a GPU).
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
-from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key
+from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, qml_step, store
 
 CACHE_CLIFF = 1.5
 PROBE_MAX = {"qaoa": 18, "qml": 12}
@@ -94,7 +94,7 @@ def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
     settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
     sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, device)
     params = [[0.3] * layers, [0.4] * layers]
-    return _best(lambda: sim.energy_and_grad(params), repeats=3)
+    return _best(lambda: sim.energy_and_grad(params), repeats=3, cpu="process")
 
 
 def time_qml(device: str, m: int, batch: int) -> float:
@@ -103,25 +103,8 @@ def time_qml(device: str, m: int, batch: int) -> float:
     from qhybrid.qml import DressedQNN
     from qhybrid.qml.reference import pennylane_layer
 
-    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2)
-
-
-def qml_step(model, batch: int):
-    """``step()``: one Adam training step of ``model`` on a fixed random batch of Sonar-shaped inputs."""
-    import torch
-
-    from qhybrid.qml import margin_loss
-
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    x = torch.rand(batch, 60, dtype=torch.float64)
-    y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
-
-    def step():
-        opt.zero_grad()
-        margin_loss(model(x), y).backward()
-        opt.step()
-
-    return step
+    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2,
+                 cpu="process")
 
 
 def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
@@ -150,12 +133,8 @@ def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2
     times = tuple(isolated("probe.time_sizes", device, workload, list(sizes), list(density), layers, batch))
     overhead, per_gate, per_unit = fit(sizes, times, workload=workload, n=n, edges=edges, layers=layers)
     result = Probe(device, workload, sizes, times, overhead, per_gate, per_unit)
-    cached[key] = {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
-                   "overhead_s": overhead, "per_gate_s": per_gate, "per_unit_s": per_unit, "measured": time.time()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cached, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    store(key, {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),
+                "overhead_s": overhead, "per_gate_s": per_gate, "per_unit_s": per_unit, "measured": time.time()})
     return result
 
 
@@ -170,10 +149,20 @@ def probe_seconds(pr: Probe, *, n: int, edges: int = 0, layers: int = 2, state_b
 
 def lightning_gpu_seconds(workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 1,
                           machine, item: int = 16) -> float:
-    """lightning.gpu modelled: per gate one read+write of the state at the GPU's bandwidth, plus a launch."""
-    gates = qaoa_gates(n, edges, layers) if workload == "qaoa" else qml_gates_pennylane(n)
-    sweeps = 3 if workload == "qaoa" else 3 * batch  # forward, adjoint (psi and lambda)
-    terms = edges if workload == "qaoa" else batch  # the observable's terms: one pass each for H|psi>
-    per_gate = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
-    return (sweeps * gates + terms) * per_gate + (0.0 if workload == "qaoa" else 3e-3)
+    """lightning.gpu modelled: state passes at the GPU's bandwidth, plus a launch each.
 
+    Adjoint differentiation as lightning does it (Jones & Gacon, arXiv:2009.02823): the forward
+    pass (one read+write of the state per gate), ``H|psi>`` (one per observable term), then back
+    through the gates un-applying each on psi and on lambda (two), and for each parametrized gate
+    a copy of psi, its generator applied and an inner product (three more). A TorchLayer runs
+    the batch sample by sample.
+    """
+    if workload == "qaoa":
+        gates, params, terms = qaoa_gates(n, edges, layers), layers * (edges + n), edges
+    else:  # two CNOTs of each CRot's decomposition are not parametrized
+        gates, terms = qml_gates_pennylane(n), 1
+        params = gates - 4 * n
+    samples = 1 if workload == "qaoa" else batch
+    passes = samples * (3 * gates + 3 * params + terms)
+    per_pass = 2 * (2**n) * item / (machine.gpu_bandwidth_gbs * 1e9 * 0.75) + GPU_GATE_LAUNCH_S
+    return passes * per_pass + (0.0 if workload == "qaoa" else 3e-3)

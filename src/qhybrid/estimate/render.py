@@ -42,13 +42,24 @@ def _fits(row) -> str:
 
 def rows_as_text(est) -> list[list[str]]:
     """The table's cells, one list per row (header first)."""
-    out = [["target", "device", "fits", "memory", "s/iter", "total", f"cost x{est.instance_count}", "how", ""]]
+    pre = "expected " if est.iterations_expected else ""  # a run to convergence: its length is an expectation
+    out = [["target", "device", "fits", "memory", "s/iter", f"{pre}total", f"{pre}cost x{est.instance_count}", "how", ""]]
     for r in est.rows:
         marks = " ".join(m for m, who in (("cheapest", est.cheapest), ("fastest", est.fastest)) if who == r.target)
         out.append([r.target, r.device.rsplit("/", 1)[-1], _fits(r),
                     f"{_bytes(r.needed_bytes)}/{_bytes(r.available_bytes)}", _seconds(r.seconds_per_iteration),
                     _seconds(r.total_seconds), format_cost(r), r.method, marks])
     return out
+
+
+def iterations_text(est) -> str:
+    """``11 iterations``; ``expected ≈ 131 iterations (80 %: 92-164)`` for a run to convergence; ``unknown``."""
+    if est.iterations is None:
+        return "iterations unknown"
+    if not est.iterations_expected:
+        return f"{est.iterations} iterations"
+    low, high = est.iterations_range or (est.iterations, est.iterations)
+    return f"expected ≈{est.iterations} iterations (80 % of runs {low}-{high}), not known until it converges"
 
 
 def render(est, *, console=None) -> None:
@@ -60,12 +71,12 @@ def render(est, *, console=None) -> None:
         console = Console()
         if not console.is_terminal:  # piped: wide enough for every column, no wrapping
             console = Console(width=170)
-    iters = "unknown" if est.iterations is None else str(est.iterations)
-    table = Table(title=f"{est.workload} on {est.device.replace('local:', '')}: {iters} iterations, "
+    table = Table(title=f"{est.workload} on {est.device.replace('local:', '')}: {iterations_text(est)}, "
                         f"{est.instance_count} x {est.instance_type}, world size {est.world_size}")
     head, *body = rows_as_text(est)
     for name in head:
-        table.add_column(name, justify="right" if name in ("s/iter", "total") or name.startswith("cost") else "left")
+        right = name == "s/iter" or name.endswith("total") or "cost" in name
+        table.add_column(name, justify="right" if right else "left")
     for cells in body:
         table.add_row(*cells)
     console.print(table)
@@ -86,8 +97,12 @@ def to_json(est) -> str:
 def summary(est) -> str:
     """One line for the job's own instance type (the pre-flight message, ``jobs show``)."""
     r = est.row(est.instance_type)
-    return (f"predicted on {est.instance_count} x {r.target}: {_seconds(r.seconds_per_iteration)}/iteration, "
+    line = (f"predicted on {est.instance_count} x {r.target}: {_seconds(r.seconds_per_iteration)}/iteration, "
             f"{_seconds(r.total_seconds)}, {format_cost(r)} ({r.method})")
+    if est.iterations_expected and r.total_seconds_range:
+        low, high = r.total_seconds_range
+        line += f"; expected: a run to convergence, 80 % of runs {_seconds(low)}-{_seconds(high)}"
+    return line
 
 
 def predicted_line(info: dict) -> str | None:
@@ -95,8 +110,11 @@ def predicted_line(info: dict) -> str | None:
     pred = info.get("predicted")
     if not pred:
         return None
+    span = pred.get("total_seconds_range")
+    expected = (f", expected: a run to convergence, 80 % of runs {_seconds(span[0])}-{_seconds(span[1])}"
+                if pred.get("iterations_expected") and span else "")
     text = (f"predicted {_seconds(pred['total_seconds'])} ({_seconds(pred['seconds_per_iteration'])}/iteration, "
-            f"{pred['method']})")
+            f"{pred['method']}{expected})")
     if info.get("measured_seconds") is not None:
         text += f", measured {_seconds(info['measured_seconds'])}"
         if info.get("measured_seconds_per_iteration") is not None:

@@ -103,7 +103,8 @@ def user_prices(valid: set[str] | None = None) -> dict[str, float]:
     """Read the user's price file: ``{instance type: USD per minute}``.
 
     Raises:
-        InstanceError: on an unreadable file, a non-numeric price or an unknown type.
+        InstanceError: on an unreadable file, a price that is not a finite number > 0 (NaN, inf, 0,
+            a string) or an unknown type.
     """
     path = price_file()
     if not path.is_file():
@@ -119,9 +120,10 @@ def user_prices(valid: set[str] | None = None) -> dict[str, float]:
             raise InstanceError(
                 f"price file {path}: unknown instance type {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else "")
             )
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise InstanceError(
-                f"price file {path}: price of {key!r} must be a number >= 0 (USD per minute), got {value!r}"
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+            raise InstanceError(  # a price of 0 would make every cost $0: leave the type out to keep it unknown
+                f"price file {path}: price of {key!r} must be a finite number > 0 (USD per minute), got {value!r}; "
+                "leave the type out for an unknown price"
             )
         prices[key] = float(value)
     return prices
