@@ -26,6 +26,11 @@ Usage::
     python benchmarks/engine.py --small --repeats 21 # per-call cost at 8-14 qubits, forward and gradient
     python benchmarks/engine.py --only qaoa --repeats 5
     python benchmarks/engine.py --device qhybrid.gpu --dtype complex64
+    python benchmarks/engine.py --qsim --repeats 5   # forward, engine vs qsim at 20-24 qubits
+
+``--qsim``: the layered circuit's forward pass and <Z0> on the engine itself
+(:func:`qhybrid.sim.simulate`, no PennyLane) against Google's qsim (``qsimcirq``, installed
+for the benchmark only), complex64, both on every core, calls alternating.
 """
 from __future__ import annotations
 
@@ -150,6 +155,60 @@ def small_table(args, c_dtype) -> None:
         diff = max(abs(checks[0][0] - checks[1][0]), float(np.max(np.abs(checks[0][1] - checks[1][1]))))
         print(f"| {n} | {fo * 1e3:.2f} | {fp * 1e3:.2f} | {fp / fo:.2f}x | {go * 1e3:.2f} | {gp * 1e3:.2f} | "
               f"{gp / go:.2f}x | {diff:.1e} |")
+        sys.stdout.flush()
+
+
+QSIM_SIZES = [20, 22, 24]
+
+
+def layered_engine_circuit(n: int, x):
+    """The layered circuit (:func:`layered_workload`) as an engine circuit measuring <Z0>."""
+    from qhybrid.sim import Circuit, Measurement, Observable, Operation
+
+    ops = []
+    for layer in range(x.shape[0]):
+        for w in range(n):
+            ops += [Operation(g, (w,), (float(x[layer, w, k]),)) for k, g in enumerate(("RX", "RY", "RZ"))]
+        ops += [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)]
+    return Circuit(n, tuple(ops), (Measurement("expval", Observable.pauli({"Z": 1.0}, wires=(0,))),))
+
+
+def layered_qsim_circuit(n: int, x):
+    """The same circuit in cirq for qsim (cirq's rotations are ours: exp(-i theta P / 2))."""
+    import cirq
+
+    q = cirq.LineQubit.range(n)
+    c = cirq.Circuit()
+    for layer in range(x.shape[0]):
+        for w in range(n):
+            c.append([cirq.rx(x[layer, w, 0])(q[w]), cirq.ry(x[layer, w, 1])(q[w]), cirq.rz(x[layer, w, 2])(q[w])])
+        c.append(cirq.CNOT(q[w], q[(w + 1) % n]) for w in range(n))
+    return c, q
+
+
+def qsim_table(args) -> None:
+    """Forward pass + <Z0> of the layered circuit in complex64, the engine against qsim."""
+    import cirq
+    import qsimcirq
+    import torch
+
+    from qhybrid.sim import Cache, simulate
+
+    threads = os.cpu_count() or 1
+    print(f"| n | ours ms | qsim ms | qsim / ours | <Z0> ours | <Z0> qsim |")
+    print("|---|---|---|---|---|---|")
+    for n in QSIM_SIZES:
+        x = layered_workload(n)[1]
+        circuit = layered_engine_circuit(n, x)
+        cache = Cache()
+        ours = lambda: float(simulate(circuit, dtype=torch.complex64, cache=cache)[0][0])  # noqa: E731
+        c, q = layered_qsim_circuit(n, x)
+        sim = qsimcirq.QSimSimulator(qsimcirq.QSimOptions(cpu_threads=threads))
+        z0 = [cirq.Z(q[0])]
+        peer = lambda: float(np.real(sim.simulate_expectation_values(c, z0)[0]))  # noqa: E731
+        e_ours, e_peer = ours(), peer()
+        t_ours, t_peer = interleaved_medians([ours, peer], [args.repeats] * 2)
+        print(f"| {n} | {t_ours * 1e3:.1f} | {t_peer * 1e3:.1f} | {t_peer / t_ours:.2f}x | {e_ours:.6f} | {e_peer:.6f} |")
         sys.stdout.flush()
 
 
@@ -278,6 +337,15 @@ def machine_info() -> list[str]:
     return lines
 
 
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def make_device(name: str, n: int, c_dtype):
     """``qml.device(name, wires=n, c_dtype=...)``; devices without ``c_dtype`` get none."""
     try:
@@ -306,6 +374,8 @@ def main(argv=None) -> int:
     parser.add_argument("--csv", type=Path, default=OUT)
     parser.add_argument("--small", action="store_true",
                         help="only the 8-14 qubit per-call table (forward and energy + gradient)")
+    parser.add_argument("--qsim", action="store_true",
+                        help="only the forward pass against qsim at 20-24 qubits (complex64; needs qsimcirq)")
     args = parser.parse_args(argv)
 
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -324,6 +394,11 @@ def main(argv=None) -> int:
     print("## qhybrid engine benchmark\n")
     for line in machine_info():
         print(f"- {line}")
+    if args.qsim:
+        print(f"- engine (qhybrid.sim.simulate) vs qsim {_version('qsimcirq')}, complex64, layered circuit "
+              f"(3 x RX/RY/RZ + CNOT ring), forward + <Z0>, median of {args.repeats}, taking turns\n")
+        qsim_table(args)
+        return 0
     if args.small:
         print(f"- {args.device} vs {args.peer}, {args.dtype}, layered circuit (3 x RX/RY/RZ + CNOT ring), "
               f"median of {args.repeats}, taking turns\n")

@@ -30,7 +30,7 @@ def test_forward_calls_match_final_state(monkeypatch, ladder, depth, with_cache)
     from qhybrid.sim.cache import Cache
 
     counted = []
-    for name in ("apply_kop", "apply_layer", "permute_into"):
+    for name in ("apply", "apply_layer", "permute_into"):
         original = getattr(sim_simulate, name)
 
         def wrapper(*args, _f=original, _name=name, **kwargs):

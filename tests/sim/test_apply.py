@@ -1,4 +1,4 @@
-"""numba kernels against the torch reference path, for every KOp kind and both dtypes."""
+"""numba kernels against the torch reference path, for every step type and both dtypes."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,9 @@ import pytest
 import torch
 from simhelpers import TOL, assert_close
 
-from qhybrid.sim.apply import KOp, apply_kop, generator_overlap, layer_passes
-from qhybrid.sim.fuse import kop_for, merge_layers
+from qhybrid.sim.apply import apply, generator_overlap, layer_passes
+from qhybrid.sim.bind import step_for
+from qhybrid.sim.steps import Layer, PhaseLookup
 from qhybrid.sim.circuit import Operation
 from qhybrid.sim.gates import gate_generator
 
@@ -31,27 +32,32 @@ OPS = [Operation("RX", (2,), (0.4,)), Operation("Hadamard", (0,)), Operation("CR
 def test_fast_kernels_match_reference(op, dtype, rng):
     n = 5
     psi = _state(n, 2, rng, dtype)
-    kop = kop_for(op, n, dtype=dtype, device="cpu")
-    fast = apply_kop(psi.clone(), kop, n, fast=True)
-    ref = apply_kop(psi.clone(), kop, n, fast=False)
+    step = step_for(op, n, dtype=dtype, device="cpu")
+    fast = apply(psi.clone(), step, n, fast=True)
+    ref = apply(psi.clone(), step, n, fast=False)
     assert_close(fast, ref, TOL[dtype])
-    back = apply_kop(fast.clone(), kop.inverse(), n, fast=True)
+    back = apply(fast.clone(), step.inverse(), n, fast=True)
     assert_close(back, psi, TOL[dtype])
+
+
+def _layer(ops, n):
+    """A Layer of the 1-qubit ``ops`` in order (wires may repeat: the kernels run them in order)."""
+    steps = [step_for(o, n, dtype=torch.complex128, device="cpu") for o in ops]
+    P = max(s.matrix.shape[0] for s in steps)
+    return steps, Layer(tuple(o.wires[0] for o in ops), torch.stack([s.matrix.expand(P, 2, 2) for s in steps]))
 
 
 @pytest.mark.parametrize("n", [3, 15])
 def test_layer_kernel_matches_one_by_one(n, rng):
     """Blocked 1-qubit layers (small strides in cache blocks, large ones one by one)."""
     ops = [Operation("RX", (w,), (0.1 * w + 0.2,)) for w in range(n)] + [Operation("RY", (0,), (0.3,))]
-    kops = [kop_for(o, n, dtype=torch.complex128, device="cpu") for o in ops]
-    (layer,) = merge_layers(kops)
-    assert layer.kind == "layer"
+    steps, layer = _layer(ops, n)
     psi = _state(n, 1, rng, torch.complex128)
     ref = psi.clone()
-    for k in kops:
-        apply_kop(ref, k, n, fast=False)
-    assert_close(apply_kop(psi.clone(), layer, n, fast=True), ref, 1e-10)
-    assert_close(apply_kop(psi.clone(), layer, n, fast=False), ref, 1e-10)
+    for k in steps:
+        apply(ref, k, n, fast=False)
+    assert_close(apply(psi.clone(), layer, n, fast=True), ref, 1e-10)
+    assert_close(apply(psi.clone(), layer, n, fast=False), ref, 1e-10)
 
 
 @pytest.mark.parametrize("n", [2, 5, 7, 9, 13, 16, 21, 26])
@@ -98,9 +104,9 @@ def test_layer_passes_split_into_several_row_passes(rng, monkeypatch):
         got = adjoint_jacobian(c, cache=Cache())
         np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-10)
         ry_rx = ops[0:2 * n:2] + [o for o in ops if o.name == "RX"]  # RY on every wire, then RX on every other one
-        (layer,) = merge_layers([kop_for(o, n, dtype=torch.complex128, device="cpu") for o in ry_rx])
+        _, layer = _layer(ry_rx, n)
         psi = _state(n, 2, rng, torch.complex128)
-        assert_close(apply_kop(psi.clone(), layer, n, fast=True), apply_kop(psi.clone(), layer, n, fast=False), 1e-10)
+        assert_close(apply(psi.clone(), layer, n, fast=True), apply(psi.clone(), layer, n, fast=False), 1e-10)
     finally:
         apply_mod._passes.cache_clear()
 
@@ -115,10 +121,11 @@ def test_generator_overlap_fast_vs_reference(name, wires, rng):
     assert_close(a, b, 1e-12)
 
 
-def test_lookup_kop_fast_vs_reference(rng):
+def test_lookup_step_fast_vs_reference(rng):
     n = 6
     table = torch.exp(1j * torch.linspace(0, 1, 5, dtype=torch.float64)).reshape(1, -1)
     index = torch.tensor(rng.integers(0, 5, size=2**n), dtype=torch.int32)
-    kop = KOp("lookup", tuple(range(n)), table, index)
+    step = PhaseLookup(tuple(range(n)), table, index)
     psi = _state(n, 1, rng, torch.complex128)
-    assert_close(apply_kop(psi.clone(), kop, n, fast=True), apply_kop(psi.clone(), kop, n, fast=False), 1e-12)
+    assert_close(apply(psi.clone(), step, n, fast=True), apply(psi.clone(), step, n, fast=False), 1e-12)
+    assert_close(apply(apply(psi.clone(), step, n), step.inverse(), n), psi, 1e-12)

@@ -32,7 +32,7 @@ def test_single_qubit_runs_become_one_layer():
     ops = [Operation("RX", (0,), (0.1,)), Operation("RY", (0,), (0.2,)), Operation("RZ", (0,), (0.3,)),
            Operation("Hadamard", (1,)), Operation("S", (1,))]
     kops = lower(ops, 2)
-    assert len(kops) == 1 and kops[0].kind == "layer" and kops[0].data.shape[0] == 2
+    assert len(kops) == 1 and kops[0].kind == "layer" and kops[0].matrices.shape[0] == 2
 
 
 def test_diagonal_run_is_one_pass():
@@ -59,8 +59,8 @@ def test_qaoa_cost_layer_uses_cached_lookup(rng):
 def test_cnot_swap_ladders_become_one_permutation(rng, n):
     """A run of CNOTs and SWAPs is one gather pass; it and its inverse match gate-by-gate runs
     (n=21 uses three ten-bit digits of the index tables), with and without a scratch cache."""
-    from qhybrid.sim.apply import apply_kop
-    from qhybrid.sim.fuse import kop_for
+    from qhybrid.sim.apply import apply
+    from qhybrid.sim.bind import step_for
 
     perm = []
     for _ in range(3 * n):
@@ -75,8 +75,56 @@ def test_cnot_swap_ladders_become_one_permutation(rng, n):
     assert_close(state, single, 1e-12)
     for fast, cache in ((True, Cache()), (True, None), (False, None)):
         back = state.clone()
-        apply_kop(back, kops[0].inverse(), n, fast=fast, cache=cache)
+        apply(back, kops[0].inverse(), n, fast=fast, cache=cache)
         unwound = state.clone()
         for op in reversed(perm):
-            apply_kop(unwound, kop_for(op, n, dtype=torch.complex128, device="cpu"), n, fast=False)
+            apply(unwound, step_for(op, n, dtype=torch.complex128, device="cpu"), n, fast=False)
         assert_close(back, unwound, 1e-12)
+
+
+def test_plan_is_built_once_and_bound_to_new_parameters(rng):
+    """One plan serves every parameter set of its structure: bound to new angles it gives the
+    reference state, forward and adjoint (with a ladder before a layer, a Z-rotation block, a
+    first layer on |0...0>), and the key tells structures apart."""
+    from qhybrid.sim import Measurement, Observable, adjoint_jacobian
+    from qhybrid.sim.fuse import build_plan
+    from qhybrid.sim.plan import structure_key
+
+    n = 6
+
+    def ops_for(x):
+        ops = [Operation(g, (w,), (float(x[w, k]),), (0,)) for w in range(n) for k, g in enumerate(("RX", "RY"))]
+        ops += [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)]
+        ops += [Operation("IsingZZ", (w, (w + 2) % n), (float(x[w, 2]),), (0,)) for w in range(n)]
+        ops += [Operation("RZ", (w,), (float(x[w, 3]),), (0,)) for w in range(n)]
+        return ops
+
+    meas = [Measurement("expval", Observable.pauli({((0, "X"), (3, "Z")): 0.7}))]
+    plan = build_plan(ops_for(rng.uniform(-3, 3, (n, 4))), n)
+    assert [s.kind for s in plan.segments][:2] == ["layer", "ladder"]
+    for _ in range(2):
+        c = make_circuit(n, ops_for(rng.uniform(-3, 3, (n, 4))), meas)
+        assert structure_key(c.operations) == plan.key
+        assert_close(final_state(c, plan=plan), reference_state(c), 1e-10)
+        ref = adjoint_jacobian(c, fast=False, fuse=False)
+        np.testing.assert_allclose(adjoint_jacobian(c, plan=plan, cache=Cache()).numpy(), ref.numpy(), atol=1e-10)
+    other = ops_for(rng.uniform(-3, 3, (n, 4)))
+    other[0] = Operation("RX", (0,), (rng.uniform(-3, 3, size=2),), (0,))  # broadcast: another structure
+    assert structure_key(other) != plan.key
+
+
+def test_steps_invert():
+    """Every step type's inverse undoes it (the adjoint sweep's undo)."""
+    from qhybrid.sim.apply import apply
+    from qhybrid.sim.steps import STEP_TYPES
+
+    n = 13
+    ops = [Operation("RX", (w,), (0.3 + w,)) for w in range(n)] + [Operation("CNOT", (w, w + 1)) for w in range(n - 1)]
+    ops += [Operation("MultiRZ", (w, (w + 3) % n), (0.7,)) for w in range(n)] + [Operation("CRX", (0, 5), (0.2,))]
+    ops += [Operation("CZ", (1, 2)), Operation("SWAP", (3, 4))]
+    steps = lower(ops, n, cache=Cache())
+    assert {type(s) for s in steps} == set(STEP_TYPES)
+    psi = torch.randn(1, 2**n, dtype=torch.complex128)
+    for step in steps:
+        for fast in (True, False):
+            assert_close(apply(apply(psi.clone(), step, n, fast=fast), step.inverse(), n, fast=fast), psi, 1e-10)

@@ -1,66 +1,43 @@
-"""Kernel dispatch: apply dense blocks, diagonals and phase tables in place.
+"""``apply``: the one dispatch that runs a step (:mod:`qhybrid.sim.steps`) on a state, in place.
 
-A :class:`KOp` is a gate ready to run: a ``(P, d, d)`` dense block or a
-``(P, d)`` diagonal on ``wires``, a phase lookup (``table[P, m]`` indexed by
-a cached ``index[2**n]``), or a run of CNOTs / SWAPs as one index permutation
-(``perm``: one gather pass into a scratch buffer and a copy back, or into a spare buffer
-that then holds the state, see :func:`permute_into`). ``apply_kop(state, kop, n)`` updates ``state``
-(``(B, 2**n)``) in place. On CPU with ``fast=True`` the numba kernels of
-:mod:`qhybrid.sim.fastkernels` run (one pass per gate); otherwise the torch
-reference path (``kernels.apply_matrix`` and broadcast multiplies), which is
-the same code on CUDA. Kernels trust their inputs.
+``apply(state, step, n)`` updates ``state`` (``(B, 2**n)``) and returns it. On CPU with
+``fast=True`` the numba kernels run (:mod:`.fastkernels`, :mod:`.fastplanar`: one pass per
+step); otherwise the torch reference path (``kernels.apply_matrix`` and broadcast multiplies),
+which is the same code on CUDA. A :class:`~qhybrid.sim.steps.Permutation` gathers through a
+scratch buffer and copies back, or, with :func:`permute_into`, into a spare buffer that then
+holds the state; :func:`apply_layer` can read a layer's input through a permutation (a CNOT
+ladder and the layer after it in the passes of the layer alone). Kernels trust their inputs.
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Optional
 
 import numpy as np
 import torch
 
 from . import kernels
-
 from .jit import notice
+from .steps import Dense, Diagonal, Layer, Permutation, PhaseLookup, Swap
 
 try:  # numba is a dependency, but a platform without its wheels runs the torch kernels
-    from . import fastkernels as _fk
+    from . import fastkernels as numba_kernels
 except ImportError:  # pragma: no cover
-    _fk = None
-
-
-@dataclass
-class KOp:
-    """One kernel call: ``kind`` is ``dense``, ``diag``, ``swap``, ``lookup`` or ``layer``
-    (several 1-qubit gates on distinct wires, ``data`` (R, P, 2, 2))."""
-
-    kind: str
-    wires: tuple
-    data: Any  # (P,d,d) | (P,d) | (P, m) table | perm: (2, 4, 1024) int64 gather tables
-    index: Optional[Any] = None  # lookup: (2**n,) int32 indices into the table; perm: the swap KOps
-    ctrl: bool = False  # swap: CNOT (True) or SWAP (False); data holds the 4x4 matrix
-
-    def inverse(self) -> "KOp":
-        if self.kind == "swap":
-            return self
-        if self.kind == "perm":  # the inverse map's tables are stored beside the map's
-            return KOp("perm", self.wires, np.ascontiguousarray(self.data[::-1]), self.index[::-1])
-        if self.kind == "layer":
-            return KOp("layer", self.wires, self.data.conj().transpose(-1, -2).contiguous())
-        if self.kind == "dense":
-            return KOp("dense", self.wires, self.data.conj().transpose(-1, -2).contiguous())
-        return KOp(self.kind, self.wires, self.data.conj().contiguous(), self.index)
+    numba_kernels = None
 
 
 def use_fast(state: torch.Tensor, fast: bool) -> bool:
     """Whether the numba kernels apply to this state (a one-line notice when numba is missing)."""
-    if fast and _fk is None and state.device.type == "cpu":
+    if fast and numba_kernels is None and state.device.type == "cpu":
         notice()
-    return fast and _fk is not None and state.device.type == "cpu"
+    return fast and numba_kernels is not None and state.device.type == "cpu"
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().resolve_conj().contiguous().numpy()
+
+
+def _kernel(name: str, size: int):
+    return numba_kernels.kernel(name, size)
 
 
 def scratch_buffer(N: int, dtype, cache=None) -> np.ndarray:
@@ -75,63 +52,84 @@ def scratch_buffer(N: int, dtype, cache=None) -> np.ndarray:
     return buf
 
 
-def permute_into(out: torch.Tensor, state: torch.Tensor, kop: KOp) -> torch.Tensor:
-    """``out`` (another buffer) <- the ``perm`` KOp applied to ``state``, in one gather pass
-    (fast path): the caller's spare buffer then holds the state, no copy back."""
-    _fk.kernel("permute_into", state.shape[1])(out.numpy(), state.numpy(), kop.data[0])
+def permute_into(out: torch.Tensor, state: torch.Tensor, step: Permutation) -> torch.Tensor:
+    """``out`` (another buffer) <- ``step`` applied to ``state``, in one gather pass (fast path):
+    the caller's spare buffer then holds the state, no copy back."""
+    N = state.shape[1]
+    _kernel("permute_into", N)(out.numpy(), state.numpy(), step.gather, numba_kernels.slots(N))
     return out
 
 
-def apply_kop(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, cache=None) -> torch.Tensor:
-    """Apply ``kop`` to ``state`` (B, 2**n) in place and return it (``cache`` holds scratch)."""
-    k = len(kop.wires)
-    if kop.kind == "perm":
-        if use_fast(state, fast):
-            st = state.numpy()
-            scratch = scratch_buffer(st.shape[1], st.dtype, cache)[None]
-            for b in range(st.shape[0]):  # through one row of scratch, then back
-                _fk.kernel("permute_into", st.shape[1])(scratch, st[b:b + 1], kop.data[0])
-                state[b].copy_(torch.from_numpy(scratch[0]))
-        else:
-            for sub in kop.index:
-                apply_kop(state, sub, n, fast=fast)
-        return state
-    if kop.kind == "lookup":
-        if use_fast(state, fast):
-            _fk.kernel("phase_lookup", state.shape[1])(state.numpy(), _np(kop.data), kop.index.numpy())
-        else:
-            state.mul_(kop.data[:, kop.index.long()])
-        return state
-    if kop.kind == "layer":
-        apply_layer(state, kop, n, fast=fast)
-        return state
-    if kop.kind == "swap":
-        if use_fast(state, fast):
-            # serial on purpose: a pure copy gains nothing from threads, and measured slower with them
-            _fk.kernel("swap_pairs", 0)(state.numpy(), 1 << (n - 1 - kop.wires[0]),
-                                                     1 << (n - 1 - kop.wires[1]), kop.ctrl)
-        else:
-            state.copy_(kernels.apply_matrix(state, kop.data[0], list(kop.wires), n))
-        return state
-    if kop.kind == "diag":
-        if k == 0:
-            state.mul_(kop.data[:, :1])
-        elif k == n and list(kop.wires) == list(range(n)):
-            state.mul_(kop.data)
-        elif use_fast(state, fast):
-            shifts = np.array([n - 1 - w for w in kop.wires], dtype=np.int64)
-            _fk.kernel("apply_diag", state.shape[1])(state.numpy(), _np(kop.data), shifts)
-        else:
-            state.copy_(kernels.apply_diagonal(state, kop.data, list(kop.wires), n))
-        return state
+def _apply_permutation(state, step: Permutation, n, fast, cache):
+    if not use_fast(state, fast):
+        for swap in step.swaps:
+            _apply_swap(state, swap, n, fast, cache)
+        return
+    st = state.numpy()
+    N = st.shape[1]
+    scratch = scratch_buffer(N, st.dtype, cache)[None]
+    for b in range(st.shape[0]):  # through one row of scratch, then back
+        _kernel("permute_into", N)(scratch, st[b:b + 1], step.gather, numba_kernels.slots(N))
+        state[b].copy_(torch.from_numpy(scratch[0]))
+
+
+def _apply_lookup(state, step: PhaseLookup, n, fast, cache):
+    if use_fast(state, fast):
+        _kernel("phase_lookup", state.shape[1])(state.numpy(), _np(step.table), step.index.numpy())
+    else:
+        state.mul_(step.table[:, step.index.long()])
+
+
+def _apply_swap(state, step: Swap, n, fast, cache):
+    if use_fast(state, fast):
+        # serial on purpose: a pure copy gains nothing from threads, and measured slower with them
+        _kernel("swap_pairs", 0)(state.numpy(), 1 << (n - 1 - step.wires[0]), 1 << (n - 1 - step.wires[1]),
+                                 step.ctrl)
+    else:
+        state.copy_(kernels.apply_matrix(state, step.matrix[0], list(step.wires), n))
+
+
+def _apply_diagonal(state, step: Diagonal, n, fast, cache):
+    k = len(step.wires)
+    d = step.diagonal
+    if k == 0:
+        state.mul_(d[:, :1])
+    elif k == n and list(step.wires) == list(range(n)):
+        state.mul_(d)
+    elif use_fast(state, fast):
+        shifts = np.array([n - 1 - w for w in step.wires], dtype=np.int64)
+        _kernel("apply_diag", state.shape[1])(state.numpy(), _np(d), shifts)
+    else:
+        state.copy_(kernels.apply_diagonal(state, d, list(step.wires), n))
+
+
+def _apply_dense(state, step: Dense, n, fast, cache):
+    k = len(step.wires)
     if use_fast(state, fast) and k <= 2:
-        if k == 1:
-            _fk.kernel("apply_1q", state.shape[1])(state.numpy(), _np(kop.data), 1 << (n - 1 - kop.wires[0]))
-        else:
-            _fk.kernel("apply_2q", state.shape[1])(state.numpy(), _np(kop.data), 1 << (n - 1 - kop.wires[0]), 1 << (n - 1 - kop.wires[1]))
-        return state
-    m = kop.data if kop.data.shape[0] > 1 else kop.data[0]
-    state.copy_(kernels.apply_matrix(state, m, list(kop.wires), n))
+        s = [1 << (n - 1 - w) for w in step.wires]
+        _kernel("apply_1q" if k == 1 else "apply_2q", state.shape[1])(state.numpy(), _np(step.matrix), *s)
+        return
+    m = step.matrix if step.matrix.shape[0] > 1 else step.matrix[0]
+    state.copy_(kernels.apply_matrix(state, m, list(step.wires), n))
+
+
+def _apply_layer(state, step: Layer, n, fast, cache):
+    apply_layer(state, step, n, fast=fast)
+
+
+_DISPATCH = {Dense: _apply_dense, Diagonal: _apply_diagonal, Layer: _apply_layer, Swap: _apply_swap,
+             Permutation: _apply_permutation, PhaseLookup: _apply_lookup}
+
+
+def apply(state: torch.Tensor, step, n: int, *, fast: bool = True, cache=None) -> torch.Tensor:
+    """Apply ``step`` to ``state`` (B, 2**n) in place and return it (``cache`` holds scratch).
+
+    Example::
+
+        from qhybrid.sim.steps import Dense
+        apply(state, Dense((0,), hadamard[None]), n)
+    """
+    _DISPATCH[type(step)](state, step, n, fast, cache)
     return state
 
 
@@ -193,7 +191,7 @@ def layer_passes(n: int, strides) -> tuple:
 NO_TABLES = np.zeros((0, 1024), dtype=np.int64)
 
 
-def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, perm: KOp | None = None,
+def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, perm: Permutation | None = None,
                 src: torch.Tensor | None = None) -> None:
     """A run of 1-qubit gates, on the fast path in the planar passes of :func:`layer_passes`
     (each pass takes its own wires; gates on different wires commute). With ``perm``
@@ -201,21 +199,21 @@ def apply_layer(state: torch.Tensor, kop: KOp, n: int, *, fast: bool = True, per
     through on the way in, and the result lands in ``state``: a CNOT ladder and the layer
     after it in the passes of the layer alone."""
     N = state.shape[1]
-    strides = np.array([1 << (n - 1 - w) for w in kop.wires], dtype=np.int64)
+    strides = np.array([1 << (n - 1 - w) for w in step.wires], dtype=np.int64)
     if use_fast(state, fast):
-        mats = _np(kop.data)
-        source, tables = (state, NO_TABLES) if perm is None else (src, perm.data[0])
+        mats = _np(step.matrices)
+        source, tables = (state, NO_TABLES) if perm is None else (src, perm.gather)
         for sel, local, starts, offs, W, colmajor in layer_passes(n, strides):
-            _fk.kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
-                                                np.ascontiguousarray(mats[list(sel)]), local, starts, offs, W,
-                                                colmajor, _fk.slots(N))
+            _kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
+                                             np.ascontiguousarray(mats[list(sel)]), local, starts, offs, W,
+                                             colmajor, numba_kernels.slots(N))
             source, tables = state, NO_TABLES  # the next pass runs on what this one wrote
         return
     if perm is not None:
         state.copy_(src)
-        apply_kop(state, perm, n, fast=fast)
-    for r, w in enumerate(kop.wires):
-        m = kop.data[r] if kop.data.shape[1] > 1 else kop.data[r, 0]
+        apply(state, perm, n, fast=fast)
+    for r, w in enumerate(step.wires):
+        m = step.matrices[r] if step.matrices.shape[1] > 1 else step.matrices[r, 0]
         state.copy_(kernels.apply_matrix(state, m, [w], n))
 
 
@@ -233,9 +231,10 @@ def generator_overlap(bra: torch.Tensor, ket: torch.Tensor, gen: np.ndarray, wir
         b, kt = bra.numpy(), ket.numpy()
         if g.ndim == 1:
             shifts = np.array([n - 1 - w for w in wires], dtype=np.int64)
-            return torch.from_numpy(_fk.kernel("grad_diag", kt.shape[1])(b, kt, g.numpy().astype(np.complex128), shifts))
+            return torch.from_numpy(_kernel("grad_diag", kt.shape[1])(b, kt, g.numpy().astype(np.complex128), shifts))
         if k == 1:
-            return torch.from_numpy(_fk.kernel("grad_1q", kt.shape[1])(b, kt, g.numpy().astype(np.complex128), 1 << (n - 1 - wires[0])))
+            return torch.from_numpy(_kernel("grad_1q", kt.shape[1])(b, kt, g.numpy().astype(np.complex128),
+                                                                    1 << (n - 1 - wires[0])))
     if g.ndim == 1:
         gk = kernels.apply_diagonal(ket, g, list(wires), n)
     else:

@@ -10,7 +10,9 @@ axis of 1 or B, strides are powers of two (``stride = 2**(n-1-wire)``).
 from __future__ import annotations
 
 from .bitops import parity
-from .jit import prange
+import numpy as np
+
+from .jit import claim, prange
 from .registry import PARALLEL_MIN, kernel, register, slots  # noqa: F401  (kernel, slots: the entry points)
 
 
@@ -121,18 +123,26 @@ def swap_pairs(state, s0, s1, ctrl):
 
 
 @register
-def permute_into(out, state, tables):
+def permute_into(out, state, tables, workers):
     """``out[b, j] = state[b, h(j)]`` for a GF(2)-linear index map ``h`` (a run of CNOTs and SWAPs;
     ``out`` another buffer): ``h(j) = t[0][j & 1023] ^ t[1][(j >> 10) & 1023] ^ ...`` over the
-    ten-bit digits of j, so a 1024-chunk reads one high part and the small table."""
+    ten-bit digits of j, so a 1024-chunk reads one high part and the small table. ``workers``
+    (:func:`~qhybrid.sim.registry.slots`) take groups of 16 chunks from a shared counter."""
     B, N = state.shape
     L = min(N, 1024)
+    nchunk = N // L
+    ngroup = (nchunk + 15) // 16
     t0 = tables[0]
     for b in range(B):
         row = state[b]
         orow = out[b]
-        for h in prange(N // L):
-            j = h * L
-            base = tables[1, (j >> 10) & 1023] ^ tables[2, (j >> 20) & 1023] ^ tables[3, (j >> 30) & 1023]
-            for lo in range(L):
-                orow[j + lo] = row[base ^ t0[lo]]
+        counter = np.zeros(1, dtype=np.int64)
+        for _ in prange(max(1, min(workers, ngroup))):
+            g = claim(counter)
+            while g < ngroup:
+                for h in range(16 * g, min(nchunk, 16 * g + 16)):
+                    j = h * L
+                    base = tables[1, (j >> 10) & 1023] ^ tables[2, (j >> 20) & 1023] ^ tables[3, (j >> 30) & 1023]
+                    for lo in range(L):
+                        orow[j + lo] = row[base ^ t0[lo]]
+                g = claim(counter)

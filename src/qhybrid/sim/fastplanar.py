@@ -15,16 +15,18 @@ gate's pairs' distance there (``local``). Distances below 8 run scalar: the pass
 are laid out so that no gate has them (above 6 wires).
 
 The kernels trust their inputs; they are compiled serial and threaded through
-:func:`qhybrid.sim.registry.kernel`. Chunks are dealt to a few slots, each
-with its own planes, so the planes are allocated once per slot, not per chunk (the
-caller passes the number of slots: reading numba's thread count inside a kernel
-would stop numba from caching it).
+:func:`qhybrid.sim.registry.kernel`. One worker per thread (the caller passes their
+number, :func:`qhybrid.sim.registry.slots`: reading numba's thread count inside a kernel
+would stop numba from caching it), each with its own planes, allocated once per
+worker; the workers take chunks one at a time from a shared counter
+(:func:`qhybrid.sim.jit.claim`), so a thread slowed by another process on its core does
+fewer chunks instead of holding up the pass.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .jit import njit, prange  # noqa: F401  (prange: threaded loops once registered)
+from .jit import claim, njit, prange  # noqa: F401  (prange: threaded loops once registered)
 from .registry import register
 
 #: Strides (inside a chunk) from which a gate's runs are long enough to vectorize.
@@ -177,10 +179,9 @@ def _cross(kre, kim, bre, bim, L, s, d, undo):
 
 @njit(inline="always")
 def _sizes(local, starts, offs, W, slots):
-    """(gates, rows, plane length, chunks, slots, chunks per slot): at most ``slots`` slots."""
+    """(gates, rows, plane length, chunks, workers): at most ``slots`` workers."""
     nchunk = starts.shape[0]
-    nslot = max(1, min(nchunk, slots))
-    return local.shape[0], offs.shape[0], offs.shape[0] * W, nchunk, nslot, (nchunk + nslot - 1) // nslot
+    return local.shape[0], offs.shape[0], offs.shape[0] * W, nchunk, max(1, min(nchunk, slots))
 
 
 @register
@@ -189,24 +190,27 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
     ``src`` (the same array as ``state``, or another one; read through the index permutation
     ``tables`` when that is (4, 1024)), written to ``state``. Chunk c is the amplitudes
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
-    pairs are ``local[r]`` apart there. The chunks are dealt to at most ``slots`` slots (see
-    :func:`qhybrid.sim.registry.slots`)."""
+    pairs are ``local[r]`` apart there. At most ``slots`` workers take the chunks one by one
+    (see :func:`qhybrid.sim.registry.slots`)."""
     B = state.shape[0]
-    R, nrows, L, nchunk, nslot, per = _sizes(local, starts, offs, W, slots)
+    R, nrows, L, nchunk, nslot = _sizes(local, starts, offs, W, slots)
     for b in range(B):
         row = state[b]
         srow = src[b]
         bm = b if mats.shape[1] > 1 else 0
+        counter = np.zeros(1, dtype=np.int64)
         for sl in prange(nslot):
             re = np.empty(L, srow.real.dtype)  # float32 planes for complex64 states
             im = np.empty(L, srow.real.dtype)
             base = np.empty(nrows, dtype=np.int64)
             lo0 = np.empty(nrows, dtype=np.int64)
-            for c in range(sl * per, min(nchunk, (sl + 1) * per)):
+            c = claim(counter)
+            while c < nchunk:
                 _load(srow, starts[c], offs, W, colmajor, re, im, tables, base, lo0)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
                 _store(row, starts[c], offs, W, colmajor, re, im)
+                c = claim(counter)
 
 
 @register
@@ -223,20 +227,22 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
     that index permutation, ``src[h(j)]``: a CNOT ladder undone on the way in, at no pass of its own."""
     M = bras.shape[0]
     B = ket.shape[0]
-    R, nrows, L, nchunk, nslot, per = _sizes(local, starts, offs, W, slots)
+    R, nrows, L, nchunk, nslot = _sizes(local, starts, offs, W, slots)
     out = np.zeros((M, B, R, 4), dtype=np.complex128)
     for b in range(B):
         kr = ket[b]
         ks = ket_src[b]
         bm = b if invs.shape[1] > 1 else 0
         part = np.zeros((nslot, M, R, 8))
+        counter = np.zeros(1, dtype=np.int64)
         for sl in prange(nslot):
             kp = np.empty((2, L), ks.real.dtype)
             bp = np.empty((M, 2, L), ks.real.dtype)
             base = np.empty(nrows, dtype=np.int64)
             lo0 = np.empty(nrows, dtype=np.int64)
             acc = part[sl]
-            for c in range(sl * per, min(nchunk, (sl + 1) * per)):
+            c = claim(counter)
+            while c < nchunk:
                 start = starts[c]
                 _load(ks, start, offs, W, colmajor, kp[0], kp[1], tables, base, lo0)
                 for m in range(M):
@@ -253,6 +259,7 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
                     _store(kr, start, offs, W, colmajor, kp[0], kp[1])
                     for m in range(M):
                         _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1])
+                c = claim(counter)
         for sl in range(nslot):
             for m in range(M):
                 for r in range(R):

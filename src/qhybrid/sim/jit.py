@@ -40,6 +40,40 @@ else:
 
 HAVE_NUMBA = numba is not None
 
+
+def _claim_intrinsic():
+    """``claim(counter)``: atomically ``counter[0] += 1``, returning the old value (numba has no
+    CPU atomics of its own). Threaded kernels hand out their chunks with it: each worker takes
+    the next chunk when it is done with its last, so a thread that shares its core with a busy
+    process does fewer chunks instead of holding up the whole pass (numba's ``prange`` splits
+    its range statically, and ``set_parallel_chunksize`` only cuts finer static slices under
+    the OpenMP layer)."""
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def claim(typingctx, counter):
+        sig = types.int64(counter)
+
+        def codegen(context, builder, signature, args):
+            arr = context.make_array(signature.args[0])(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, signature.args[0], arr,
+                                           [context.get_constant(types.intp, 0)])
+            return builder.atomic_rmw("add", ptr, context.get_constant(types.int64, 1), "monotonic")
+
+        return sig, codegen
+
+    return claim
+
+
+if HAVE_NUMBA:
+    claim = _claim_intrinsic()
+else:  # pragma: no cover
+    def claim(counter):
+        """The serial stand-in: the next value of ``counter[0]``."""
+        counter[0] += 1
+        return counter[0] - 1
+
 #: ``parallel=`` for threaded kernels: loops by ``prange`` alone. numba's other parallel
 #: rewrites (array expressions, reductions, fusion) find nothing in our kernels, which loop
 #: explicitly, and cost about a second of compilation per kernel.

@@ -20,10 +20,10 @@ from . import kernels
 from .apply import use_fast
 
 try:
-    from . import fastkernels as _fk
+    from . import fastkernels as numba_kernels
     from .fastobs import sort_pauli_terms
 except Exception:  # pragma: no cover
-    _fk = None
+    numba_kernels = None
 
 #: Output chunk (amplitudes) of the many-word kernel: it and its sources stay in L1/L2.
 PAULI_CHUNK = 128
@@ -66,10 +66,10 @@ def z_diagonal(z_terms, n, *, device, cache=None) -> torch.Tensor:
     d = cache.get(key) if cache is not None else None
     if d is not None:
         return d
-    if _fk is not None:
+    if numba_kernels is not None:
         out = np.zeros(2**n)
         for c, z in z_terms:
-            _fk.kernel("zdiag_accumulate", out.shape[0])(out, float(c), int(z))
+            numba_kernels.kernel("zdiag_accumulate", out.shape[0])(out, float(c), int(z))
         d = torch.from_numpy(out).to(device)
     else:
         ar = torch.arange(2**n, device=device)
@@ -97,12 +97,12 @@ def expval(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool = True) -
     if zt:
         d = z_diagonal(zt, n, device=state.device, cache=cache)
         if fastp:
-            out += torch.from_numpy(_fk.kernel("weighted_norm", state.shape[1])(state.numpy(), d.numpy()))
+            out += torch.from_numpy(numba_kernels.kernel("weighted_norm", state.shape[1])(state.numpy(), d.numpy()))
         else:
             out += ((state.real**2 + state.imag**2) * d).sum(1).to(torch.float64).cpu()
     for c, x, z in other:
         if fastp:
-            v = torch.from_numpy(_fk.kernel("pauli_expval", state.shape[1])(state.numpy(), x, z))
+            v = torch.from_numpy(numba_kernels.kernel("pauli_expval", state.shape[1])(state.numpy(), x, z))
         else:
             v = (state.conj() * _pauli_apply_t(state, x, z)).sum(1).to(torch.complex128).cpu()
         out += (c * v).real
@@ -126,7 +126,7 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
     if zt:
         d = z_diagonal(zt, n, device=state.device, cache=cache)
         if fastp:
-            _fk.kernel("diag_mul_into", state.shape[1])(out.numpy(), state.numpy(), d.numpy())
+            numba_kernels.kernel("diag_mul_into", state.shape[1])(out.numpy(), state.numpy(), d.numpy())
         else:
             out.copy_(state)
             out.mul_(d.to(state.real.dtype))
@@ -138,7 +138,7 @@ def apply_observable(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool
         zs = np.array([p[3] for p in parts], dtype=np.int64)
         L = min(state.shape[1], PAULI_CHUNK)
         order, gstart, gimag = sort_pauli_terms(xs, im, L)
-        _fk.kernel("pauli_sum_accumulate", state.shape[1])(
+        numba_kernels.kernel("pauli_sum_accumulate", state.shape[1])(
             out.numpy(), state.numpy(), np.ascontiguousarray(cf[order]), np.ascontiguousarray(xs[order]),
             np.ascontiguousarray(zs[order]), gstart, gimag, L)
     elif other:

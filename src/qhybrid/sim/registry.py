@@ -74,8 +74,9 @@ def _renamed(f, suffix):
 
 
 def slots(size: int) -> int:
-    """How many slots to deal a planar kernel's chunks to (:mod:`.fastplanar`): a few per
-    thread, so one slow thread does not hold up the pass; one for the serial kernels."""
+    """How many workers a planar kernel (:mod:`.fastplanar`) runs: one per thread, each taking
+    chunks from a shared counter until none are left (so one slow thread does not hold up
+    the pass); one for the serial kernels."""
     if size < PARALLEL_MIN:
         return 1
-    return 4 * num_threads()
+    return num_threads()

@@ -8,17 +8,18 @@ Example::
                 (Measurement("expval", Observable.pauli({"ZZ": 1})),))
     (zz,) = simulate(c)            # tensor([1.])  - one value per batch row
 
-Everything is in place on one preallocated state (a CNOT ladder followed by a
-layer of 1-qubit gates is read through by the layer into a spare buffer kept in
-the cache, a ladder alone gathered into it, then the two swap roles); the memory
-a run needs is checked before the state is allocated.
+The circuit's plan (:func:`~qhybrid.sim.fuse.build_plan`, or the caller's) is bound to its
+parameters and its steps run in order, in place on one preallocated state (a CNOT ladder
+followed by a layer of 1-qubit gates is read through by the layer into a spare buffer kept in
+the cache, a ladder alone gathered into it, then the two swap roles); the memory a run needs
+is checked before the state is allocated.
 """
 from __future__ import annotations
 
 import torch
 
-from .fuse import lower
-from .apply import apply_kop, apply_layer, permute_into, use_fast
+from .apply import apply, apply_layer, permute_into, use_fast
+from .fuse import build_plan
 from .measure import measure
 from .cache import keep_buffers, spare_buffers
 from .memory import check_memory
@@ -40,37 +41,48 @@ def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int |
 
 
 def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
-                cache=None, n_states: int = 2, out: torch.Tensor | None = None) -> torch.Tensor:
+                cache=None, n_states: int = 2, out: torch.Tensor | None = None, plan=None) -> torch.Tensor:
     """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
     the caller keeps between calls) the run starts there; the state returned may be ``out`` or
-    the spare buffer from ``cache`` (which then keeps ``out`` instead)."""
+    the spare buffer from ``cache`` (which then keeps ``out`` instead). ``plan``: the circuit's
+    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says)."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
-    kops = lower(circuit.operations, n, dtype=dtype, device=device, fuse=fuse, cache=cache)
-    first = kops[0] if kops else None
-    if (circuit.initial_state is None and first is not None and first.kind == "layer"
-            and len(set(first.wires)) == len(first.wires)):
+    if plan is None:
+        plan = build_plan(circuit.operations, n, fuse=fuse)
+    steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache)
+    return run_steps(circuit, steps, dtype=dtype, device=device, fast=fast, cache=cache, out=out)
+
+
+def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=None,
+              out: torch.Tensor | None = None) -> torch.Tensor:
+    """The state after ``steps`` (bound steps of ``circuit``'s plan) from its initial state; a
+    first layer on |0...0> builds the product state, a ladder is gathered into the spare buffer
+    (with the layer after it read through it, when there is one)."""
+    n = circuit.n_wires
+    first = steps[0] if steps else None
+    if circuit.initial_state is None and first is not None and first.kind == "layer":
         state = product_state(first, n, batch=circuit.batch_size, dtype=dtype, device=device, out=out)
-        kops = kops[1:]
+        steps = steps[1:]
     else:
         state = initial_state(circuit, dtype=dtype, device=device, out=out)
     spare = spare_buffers(cache, "forward_spare", (state.shape,), state.dtype, state.device) \
         if use_fast(state, fast) else None
     spare = spare[0] if spare is not None else None
     k = 0
-    while k < len(kops):
-        kop = kops[k]
-        if spare is not None and kop.kind == "perm":
-            if k + 1 < len(kops) and kops[k + 1].kind == "layer":
+    while k < len(steps):
+        step = steps[k]
+        if spare is not None and step.kind == "perm":
+            if k + 1 < len(steps) and steps[k + 1].kind == "layer":
                 # a CNOT ladder then a layer: the layer reads through the ladder into the spare buffer
-                apply_layer(spare, kops[k + 1], n, fast=fast, perm=kop, src=state)
+                apply_layer(spare, steps[k + 1], n, fast=fast, perm=step, src=state)
                 k += 2
             else:  # a ladder alone: gathered into the spare buffer
-                permute_into(spare, state, kop)
+                permute_into(spare, state, step)
                 k += 1
             state, spare = spare, state
             continue
-        apply_kop(state, kop, n, fast=fast, cache=cache)
+        apply(state, step, n, fast=fast, cache=cache)
         k += 1
     if spare is not None:  # the cache keeps the buffer the caller does not get
         keep_buffers(cache, "forward_spare", (spare,))
@@ -81,7 +93,7 @@ def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor
     """``(x)_w u_w|0>`` for a first layer of 1-qubit gates on distinct wires, built in place by
     doubling (about two passes, instead of a zeroed state plus one pass per gate), in ``out``
     when given."""
-    cols = {w: layer.data[r][:, :, 0].to(dtype) for r, w in enumerate(layer.wires)}  # (P, 2) each
+    cols = {w: layer.matrices[r][:, :, 0].to(dtype) for r, w in enumerate(layer.wires)}  # (P, 2) each
     state = torch.empty(batch, 2**n, dtype=dtype, device=device) if out is None else out
     state[:, :1] = 1
     size = 1
@@ -97,7 +109,7 @@ def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor
 
 
 def simulate(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
-             cache=None) -> tuple:
+             cache=None, plan=None) -> tuple:
     """Run ``circuit``; one tensor per measurement, each with a leading batch axis.
 
     Args:
@@ -107,9 +119,11 @@ def simulate(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True
         fast: use the numba kernels on CPU (the torch reference path otherwise).
         fuse: fuse gates before running (see :mod:`qhybrid.sim.fuse`).
         cache: a :class:`~qhybrid.sim.cache.Cache` for structure-derived tensors.
+        plan: the circuit's :class:`~qhybrid.sim.plan.Plan`, when the caller keeps one
+            (:func:`~qhybrid.sim.fuse.build_plan`; it overrides ``fuse``).
 
     Raises:
         MemoryLimitError: the state would not fit in the available memory.
     """
-    state = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache)
+    state = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, plan=plan)
     return tuple(measure(state, m, circuit.n_wires, cache=cache, fast=fast) for m in circuit.measurements)

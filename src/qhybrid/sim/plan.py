@@ -1,0 +1,96 @@
+"""The plan: a circuit's fused structure, built once, bound to new parameters at each run.
+
+A :class:`Plan` holds *segments* (what :func:`qhybrid.sim.fuse.build_plan` decided to fuse):
+which operations each covers and how they run, nothing that depends on the parameters'
+values, except the index maps of CNOT ladders (parameter-free, built with the plan). The forward
+pass (:mod:`.simulate`) runs the bound steps in order; the adjoint sweep (:mod:`.adjoint`)
+walks the same segments backwards, reading each one's derivatives and undoing it.
+
+====================  =====================================================================
+``layer``             1-qubit gates, one run per wire (``runs``: ``((wire, op indices), ...)``,
+                      distinct wires, gates in circuit order); binds to a Dense (one wire) or
+                      a Layer. Everything in it commutes with what lies between its gates.
+``diagonal``          commuting diagonal gates (``mode``: ``product``, one diagonal over their
+                      wires; ``lookup``, a phase table for Z-rotations across the register;
+                      ``each``, one step per gate)
+``gate``              one operation, unfused
+``ladder``            a run of at least ``PERM_MIN`` CNOTs / SWAPs: one Permutation (``tables``)
+====================  =====================================================================
+
+A plan is valid for every list of operations with the same :func:`structure_key` (names, wires,
+adjoint flags and parameter shapes); a caller may keep plans keyed by it and bind each call's
+parameters with :meth:`Plan.bind`.
+
+Example::
+
+    from qhybrid.sim.fuse import build_plan
+    plan = build_plan(circuit.operations, circuit.n_wires)      # once per structure
+    state = final_state(circuit, plan=plan)                     # binds this circuit's parameters
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .bind import diagonal_product, diagonal_steps, layer_step, permutation_step, step_for
+
+
+@dataclass(frozen=True, eq=False)
+class Segment:
+    """One fused part of a plan (see the module docstring for the kinds)."""
+
+    kind: str
+    ops: tuple
+    wires: tuple
+    runs: tuple = ()
+    mode: str = ""
+    swaps: tuple = ()
+    tables: Any = None
+
+    def bind(self, operations, n: int, *, dtype, device, cache=None) -> list:
+        """This segment's steps with the parameters of ``operations`` (indexed as the plan's)."""
+        if self.kind == "layer":
+            return [layer_step(self.runs, operations, dtype=dtype, device=device)]
+        if self.kind == "ladder":
+            return [permutation_step(self.swaps, self.tables, dtype=dtype, device=device)]
+        block = [operations[k] for k in self.ops]
+        if self.kind == "gate":
+            return [step_for(block[0], n, dtype=dtype, device=device)]
+        if self.mode == "each":
+            return [step_for(o, n, dtype=dtype, device=device) for o in block]
+        if self.mode == "product":
+            return [diagonal_product(block, list(self.wires), dtype=dtype, device=device)]
+        return diagonal_steps(block, self.wires, n, lookup=True, dtype=dtype, device=device, cache=cache)
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The segments of a circuit of ``n_wires`` wires, for operations of structure ``key``."""
+
+    n_wires: int
+    segments: tuple
+    key: tuple
+
+    def bind(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
+        """Per segment, the list of its steps with the parameters of ``operations`` (a list of the
+        plan's structure; ``cache`` keeps phase-lookup indices)."""
+        ops = tuple(operations)
+        return [s.bind(ops, self.n_wires, dtype=dtype, device=device, cache=cache) for s in self.segments]
+
+    def steps(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
+        """Every bound step, in order (:meth:`bind` flattened)."""
+        return [st for seg in self.bind(operations, dtype=dtype, device=device, cache=cache) for st in seg]
+
+
+def _shape(p) -> tuple:
+    return tuple(p.shape) if torch.is_tensor(p) else np.shape(p)
+
+
+def structure_key(operations) -> tuple:
+    """What a plan depends on: each operation's name, wires, adjoint flag and parameter shapes
+    (scalar or broadcast). Operations of equal keys share a plan; parameter values never matter."""
+    return tuple((op.name, tuple(op.wires), bool(op.adjoint), tuple(_shape(p) for p in op.params))
+                 for op in operations)
