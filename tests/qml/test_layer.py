@@ -9,10 +9,10 @@ import torch
 
 from qhybrid.errors import OperationError
 from qhybrid.qml import DressedQNN, QuantumLayer, margin_loss
-from qhybrid.qml import fast
 from qhybrid.qml.reference import pennylane_layer
+from qhybrid.sim.jit import HAVE_NUMBA
 
-KERNELS = ["torch"] + (["numba"] if fast.available() else [])
+KERNELS = ["torch"] + (["numba"] if HAVE_NUMBA else [])
 
 
 def _pair(n_wires, dtype=torch.complex128, kernel="auto", seed=7):
@@ -103,9 +103,11 @@ def test_bad_input_shape():
 def test_pickling_state_dict_and_whole_model(tmp_path):
     model = DressedQNN(4)
     x = torch.rand((3, 60), dtype=torch.float64)
-    model(x).sum().backward()  # fills the workspace; it must not travel
+    model(x).sum().backward()  # fills the kept buffers; they must not travel
     expected = model(x).detach()
+    assert model.qlayer.buffer_bytes() > 0
     clone = pickle.loads(pickle.dumps(model))
+    assert clone.qlayer.buffer_bytes() == 0
     torch.testing.assert_close(clone(x), expected)
     buf = io.BytesIO()
     torch.save(model, buf)
