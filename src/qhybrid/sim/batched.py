@@ -71,6 +71,13 @@ def _terms(q0r, q0i, q1r, q1i, b0r, b0i, b1r, b1i):
 
 
 @njit
+def _add8(s, w):
+    """Elementwise sum of two 8-tuples (partial sums kept in registers)."""
+    return (s[0] + w[0], s[1] + w[1], s[2] + w[2], s[3] + w[3], s[4] + w[4], s[5] + w[5], s[6] + w[6],
+            s[7] + w[7])
+
+
+@njit
 def _eight(m, g):
     return (m[g, 0], m[g, 1], m[g, 2], m[g, 3], m[g, 4], m[g, 5], m[g, 6], m[g, 7])
 
@@ -116,7 +123,7 @@ def batched_sweep(psi, lam, dags, lo, hi, cbit, tbit, n_outer, g0, g1, part, npa
             d = _eight(dags, g)
             inner = 1 << lo[g]
             t = tbit[g]
-            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+            s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             for outer in range(n_outer[g] * part // nparts, n_outer[g] * (part + 1) // nparts):
                 base = _base(outer, lo[g], hi[g], cbit[g])
                 if inner >= VIEW_MIN:  # separate 1-d views: this loop vectorizes
@@ -132,15 +139,7 @@ def batched_sweep(psi, lam, dags, lo, hi, cbit, tbit, n_outer, g0, g1, part, npa
                         a, e, c, f = _mul(d, p0r[k], p0i[k], p1r[k], p1i[k])
                         p0r[k], p0i[k], p1r[k], p1i[k] = a, e, c, f
                         x, y, u, v = l0r[k], l0i[k], l1r[k], l1i[k]
-                        w = _terms(a, e, c, f, x, y, u, v)
-                        s0 += w[0]
-                        s1 += w[1]
-                        s2 += w[2]
-                        s3 += w[3]
-                        s4 += w[4]
-                        s5 += w[5]
-                        s6 += w[6]
-                        s7 += w[7]
+                        s = _add8(s, _terms(a, e, c, f, x, y, u, v))
                         l0r[k], l0i[k], l1r[k], l1i[k] = _mul(d, x, y, u, v)
                 else:
                     for k in range(base, base + inner):
@@ -148,25 +147,10 @@ def batched_sweep(psi, lam, dags, lo, hi, cbit, tbit, n_outer, g0, g1, part, npa
                         a, e, c, f = _mul(d, pre[k], pim[k], pre[j], pim[j])
                         pre[k], pim[k], pre[j], pim[j] = a, e, c, f
                         x, y, u, v = lre[k], lim[k], lre[j], lim[j]
-                        w = _terms(a, e, c, f, x, y, u, v)
-                        s0 += w[0]
-                        s1 += w[1]
-                        s2 += w[2]
-                        s3 += w[3]
-                        s4 += w[4]
-                        s5 += w[5]
-                        s6 += w[6]
-                        s7 += w[7]
+                        s = _add8(s, _terms(a, e, c, f, x, y, u, v))
                         lre[k], lim[k], lre[j], lim[j] = _mul(d, x, y, u, v)
-            row = acc[b, g]
-            row[0] += s0
-            row[1] += s1
-            row[2] += s2
-            row[3] += s3
-            row[4] += s4
-            row[5] += s5
-            row[6] += s6
-            row[7] += s7
+            for q in range(8):
+                acc[b, g, q] += s[q]
 
 
 @register
