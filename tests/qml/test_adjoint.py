@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from batchedhelpers import random_unitaries, reference_gate
+
 from qhybrid.qml import adjoint
 from qhybrid.sim import kernels
 from qhybrid.sim.cache import Cache
@@ -12,27 +14,12 @@ from qhybrid.sim.jit import HAVE_NUMBA
 KERNELS = ["torch"] + (["numba"] if HAVE_NUMBA else [])
 
 
-def _random_unitary(seed=1, dtype=torch.complex128):
-    gen = torch.Generator().manual_seed(seed)
-    a = torch.randn((2, 2, 2), generator=gen, dtype=torch.float64)
-    q, _ = torch.linalg.qr(torch.complex(a[..., 0], a[..., 1]))
-    return q.to(dtype)
-
-
-def _reference(state, u, control, target, n):
-    if control < 0:
-        return kernels.apply_matrix(state, u, [target], n)
-    cu = torch.eye(4, dtype=u.dtype)
-    cu[2:, 2:] = u
-    return kernels.apply_matrix(state, cu, [control, target], n)
-
-
 def _circuit_inputs(batch, n, seed=5):
     gen = torch.Generator().manual_seed(seed)
     raw = torch.randn((batch, n, 2, 2), generator=gen, dtype=torch.float64)
     factors = torch.complex(raw[..., 0], raw[..., 1])
     factors = factors / factors.norm(dim=-1, keepdim=True)
-    mats = torch.stack([_random_unitary(seed + k) for k in range(6)])
+    mats = random_unitaries(6, seed=seed)
     h = torch.randn((2, 2, 2), generator=gen, dtype=torch.float64)
     obs = torch.complex(h[..., 0], h[..., 1])
     return factors, mats, obs + obs.conj().T
@@ -52,7 +39,7 @@ def _naive_expval(factors, mats, obs, plan):
         rows.append(psi)
     state = torch.stack(rows)
     for (control, target), u in zip(plan.gates, mats):
-        state = _reference(state, u, control, target, n)
+        state = reference_gate(state, u, control, target, n)
     psi = kernels.apply_matrix(state, obs, [0], n)
     return (state.conj() * psi).sum(1).real
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from qhybrid.sim import batchedtorch, kernels, registry
+from batchedhelpers import random_states as _states
+from batchedhelpers import random_unitaries as _unitaries
+from batchedhelpers import reference_gate as _reference
+
+from qhybrid.sim import batchedtorch, registry
 from qhybrid.sim.jit import HAVE_NUMBA
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
@@ -16,28 +20,6 @@ if HAVE_NUMBA:
 N = 5
 GATES = ((-1, 0), (-1, 2), (-1, 4), (0, 3), (3, 0), (1, 2), (4, 1), (2, 4), (4, 3))
 TOL = {torch.complex128: 1e-10, torch.complex64: 1e-5}
-
-
-def _states(batch, n, dtype, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    real = torch.randn((batch, 2**n, 2), generator=gen, dtype=torch.float64)
-    psi = torch.complex(real[..., 0], real[..., 1])
-    return (psi / psi.norm(dim=1, keepdim=True)).to(dtype)
-
-
-def _unitaries(count, dtype, seed=1):
-    gen = torch.Generator().manual_seed(seed)
-    a = torch.randn((count, 2, 2, 2), generator=gen, dtype=torch.float64)
-    q, _ = torch.linalg.qr(torch.complex(a[..., 0], a[..., 1]))
-    return q.to(dtype)
-
-
-def _reference(state, u, control, target, n):
-    if control < 0:
-        return kernels.apply_matrix(state, u, [target], n)
-    cu = torch.eye(4, dtype=u.dtype)
-    cu[2:, 2:] = u
-    return kernels.apply_matrix(state, cu, [control, target], n)
 
 
 def _planes(state):
