@@ -36,3 +36,21 @@ def test_run_parts_runs_every_call_on_threads_and_reraises():
 def test_small_states_run_on_one_thread():
     assert pool.threads_for(PARALLEL_MIN - 1) == 1
     assert pool.threads_for(PARALLEL_MIN) >= 1
+
+
+def test_a_forked_child_gets_its_own_pool():
+    import os
+    import signal
+
+    pool.run_parts(lambda k: None, [(0,), (1,)])  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: the copied pool has no threads; a new one must serve
+        signal.alarm(30)  # a hang ends the child (SIGALRM), not the test run
+        try:
+            out = []
+            pool.run_parts(out.append, [(0,), (1,)])
+            os._exit(0 if sorted(out) == [0, 1] else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -8,17 +8,19 @@ threads when the batch is smaller than the thread count.
 
 How many threads: :func:`threads_for`, the engine's policy (:mod:`.jit`'s count, numba's
 ``set_num_threads``; one below :data:`qhybrid.sim.registry.PARALLEL_MIN` amplitudes). The
-pool's worker threads live for the process (started on first use, one pool per size).
+pool's worker threads live for the process (started on first use, one pool per size; a forked
+child starts its own).
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .jit import num_threads
 from .registry import PARALLEL_MIN
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _LOCK = threading.Lock()
 
 
@@ -52,8 +54,10 @@ def run_parts(fn, calls) -> None:
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
+    """The pool of ``workers`` threads, new in a forked child (whose copy has no threads)."""
     with _LOCK:
-        pool = _POOLS.get(workers)
+        key = (os.getpid(), workers)
+        pool = _POOLS.get(key)
         if pool is None:
-            pool = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qhybrid-sim")
+            pool = _POOLS[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qhybrid-sim")
         return pool
