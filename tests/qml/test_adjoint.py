@@ -72,3 +72,18 @@ def test_buffers_kept_between_calls_and_held_until_backward(kernel):
     for got, want in zip(leaves, ref):
         torch.testing.assert_close(got.grad, want.grad, atol=1e-12, rtol=0)
     assert cache._bytes > 0
+
+
+def test_memory_is_checked_and_kept_buffers_count_as_free(monkeypatch):
+    from qhybrid.errors import MemoryLimitError
+
+    factors, mats, obs = _circuit_inputs(3, 4)
+    cache = Cache()
+    leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
+    adjoint.CircuitExpval.apply(*leaves, PLAN, cache, "torch").sum().backward()  # keeps psi, lam, scratch
+    need = 3 * 3 * 16 * 16  # three states of 3 x 16 complex128 amplitudes
+    assert cache.nbytes == need
+    monkeypatch.setattr(adjoint, "available_bytes", lambda device: 0)
+    adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, cache, "torch")  # all it needs is held
+    with pytest.raises(MemoryLimitError, match="4 qubits"):
+        adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, Cache(), "torch")

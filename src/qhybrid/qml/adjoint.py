@@ -30,7 +30,7 @@ import torch
 from qhybrid.sim import batchedtorch
 from qhybrid.sim.cache import keep_buffers, take_buffers
 from qhybrid.sim.jit import HAVE_NUMBA, notice
-from qhybrid.sim.memory import check_memory
+from qhybrid.sim.memory import available_bytes, check_memory
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,15 @@ def _take(cache, role: str, like: torch.Tensor, numel: int) -> torch.Tensor:
 def _keep(cache, role: str, buf) -> None:
     if cache is not None and buf is not None:
         keep_buffers(cache, f"qml.{role}", (buf,))
+
+
+def _check_memory(cache, batch: int, n: int, like: torch.Tensor, kernel: str) -> None:
+    """MemoryLimitError when the call's state buffers would not fit; the buffers ``cache`` already
+    holds count as free (they are reused, not allocated again)."""
+    free = available_bytes(like.device)
+    held = cache.nbytes if cache is not None else 0
+    check_memory(n, batch=batch, dtype=like.dtype, n_states=4 if kernel == "numba" else 3, device=like.device,
+                 available=None if free is None else free + held)
 
 
 def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> torch.Tensor:
@@ -126,8 +135,7 @@ class CircuitExpval(torch.autograd.Function):
         b, n, _ = factors.shape
         numel = b << n
         kernel = choose_kernel(kernel, factors.device)
-        check_memory(n, batch=b, dtype=factors.dtype, n_states=4 if kernel == "numba" else 3,
-                     device=factors.device)
+        _check_memory(cache, b, n, factors, kernel)
         psi = _take(cache, "psi", factors, numel)
         scratch = _take(cache, "scratch", factors, numel)
         state = simulate(factors, mats, plan, psi, scratch, kernel)

@@ -123,7 +123,7 @@ class QuantumLayer(nn.Module):
 
     def buffer_bytes(self) -> int:
         """Bytes of the state buffers the layer keeps between calls."""
-        return self._states._bytes
+        return self._states.nbytes
 
     def _apply(self, fn, *args, **kwargs):  # .to(device) / .double(): drop cached buffers
         self._states.clear()

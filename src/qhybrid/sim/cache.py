@@ -55,6 +55,11 @@ class Cache:
         self._items.clear()
         self._bytes = 0
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of what the cache holds."""
+        return self._bytes
+
     def __len__(self) -> int:
         return len(self._items)
 
