@@ -85,8 +85,7 @@ def _train(model, batches, sync=lambda: None, cpu: list | None = None) -> float:
 
 def state_bytes_per_sample(layer: QuantumLayer, batch: int) -> float:
     """Bytes of state buffers the layer holds for a training step, per sample."""
-    pool = layer._workspace._free
-    return sum(t.numel() * t.element_size() for bufs in pool.values() for t in bufs) / batch
+    return layer.buffer_bytes() / batch
 
 
 def _median_run(run, cpu: list, repeats: int, budget: float = float("inf")) -> float:

@@ -13,3 +13,17 @@ def test_lru_eviction_by_bytes():
     assert c.get("huge") is None
     c.clear()
     assert len(c) == 0
+
+
+def test_taken_buffers_leave_the_cache_until_kept():
+    import torch
+
+    from qhybrid.sim.cache import keep_buffers, take_buffers
+
+    c = Cache(max_bytes=1 << 20)
+    (first,) = take_buffers(c, "psi", [(8,)], torch.complex128, "cpu")
+    keep_buffers(c, "psi", (first,))
+    (again,) = take_buffers(c, "psi", [(8,)], torch.complex128, "cpu")
+    (other,) = take_buffers(c, "psi", [(8,)], torch.complex128, "cpu")  # the kept one is out
+    assert again is first and other is not first and c._bytes == 0
+    assert take_buffers(None, "psi", [(4,)], torch.complex64, "cpu")[0].shape == (4,)

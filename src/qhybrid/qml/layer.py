@@ -14,7 +14,9 @@ from torch import nn
 
 from qhybrid.errors import OperationError
 from qhybrid.qml import circuit
-from qhybrid.qml.adjoint import CircuitExpval, Plan, Workspace
+from qhybrid.qml.adjoint import CircuitExpval, Plan
+from qhybrid.sim.cache import Cache
+from qhybrid.sim.jit import HAVE_NUMBA
 
 KERNELS = ("auto", "torch", "numba")
 DTYPES = {torch.complex64: torch.float32, torch.complex128: torch.float64}
@@ -60,6 +62,9 @@ class QuantumLayer(nn.Module):
             raise OperationError(f"embedding={embedding!r}: valid are {', '.join(circuit.EMBEDDINGS)}")
         if kernel not in KERNELS:
             raise OperationError(f"kernel={kernel!r}: valid are {', '.join(KERNELS)}")
+        if kernel == "numba" and not HAVE_NUMBA:
+            raise OperationError("kernel='numba': numba is not installed; use kernel='auto' or 'torch' "
+                                 "(or pip install numba)")
         if dtype not in DTYPES:
             raise OperationError(f"dtype={dtype}: valid are torch.complex128 and torch.complex64")
         self.n_wires = n_wires
@@ -74,7 +79,7 @@ class QuantumLayer(nn.Module):
                 gates += [(-1, w) for w in range(n_wires)]
             gates += list(circuit.chain_pairs(n_wires, rng))
         self.plan = Plan(n_wires, tuple(gates))
-        self._workspace = Workspace()
+        self._states = _state_cache()
         for k in range(len(ranges)):
             weights = torch.rand((2, n_wires, 3), generator=generator, dtype=torch.float64) * 2 * math.pi
             self.register_parameter(f"w_layer{k + 1}", nn.Parameter(weights.to(device=device, dtype=real)))
@@ -110,12 +115,27 @@ class QuantumLayer(nn.Module):
                                  f"{self.rotation.device}: use kernel='auto' or 'torch'")
         x = x.to(device=self.rotation.device, dtype=self.rotation.dtype)
         factors, mats, obs = self.matrices(x)
-        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._workspace, self.kernel).unsqueeze(-1)
+        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._states, self.kernel).unsqueeze(-1)
         return out[0] if single else out
 
     def extra_repr(self) -> str:
         return f"n_wires={self.n_wires}, ranges={self.ranges}, embedding={self.embedding!r}, dtype={self.dtype}"
 
+    def buffer_bytes(self) -> int:
+        """Bytes of the state buffers the layer keeps between calls."""
+        return self._states.nbytes
+
     def _apply(self, fn, *args, **kwargs):  # .to(device) / .double(): drop cached buffers
-        self._workspace.clear()
+        self._states.clear()
         return super()._apply(fn, *args, **kwargs)
+
+    def __getstate__(self):  # pickle and deepcopy: the parameters, not the kept state buffers
+        state = self.__dict__.copy()
+        state["_states"] = _state_cache()
+        return state
+
+
+def _state_cache() -> Cache:
+    """Where a layer keeps its state buffers between calls (:mod:`qhybrid.sim.cache`): without a
+    byte budget, as the buffers of the last calls are all needed again by the next ones."""
+    return Cache(max_bytes=1 << 62)

@@ -1,5 +1,6 @@
 """A small byte-bounded cache for structure-derived tensors (phase indices, Z diagonals) and
-for the spare state buffers the engine reuses between calls (``spare_buffers``, ``keep_buffers``).
+for the spare state buffers the engine reuses between calls (``spare_buffers`` or ``take_buffers``,
+then ``keep_buffers``).
 
 The engine keeps no global state: whoever loops (a device, a layer) owns a
 :class:`Cache` and passes it to ``simulate`` / ``adjoint_jacobian``.
@@ -42,9 +43,22 @@ class Cache:
             _, (_, nb) = self._items.popitem(last=False)
             self._bytes -= nb
 
+    def pop(self, key):
+        """Remove and return the value under ``key`` (None when absent)."""
+        item = self._items.pop(key, None)
+        if item is None:
+            return None
+        self._bytes -= item[1]
+        return item[0]
+
     def clear(self) -> None:
         self._items.clear()
         self._bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of what the cache holds."""
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._items)
@@ -64,6 +78,15 @@ def spare_buffers(cache, name: str, shapes, dtype, device):
     if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
         return None
     kept = cache.get(_buffer_key(name, shapes, dtype, device))
+    return kept if kept is not None else tuple(torch.empty(s, dtype=dtype, device=device) for s in shapes)
+
+
+def take_buffers(cache, name: str, shapes, dtype, device):
+    """Like :func:`spare_buffers`, but the kept buffers leave ``cache`` until given back with
+    :func:`keep_buffers`, so a second caller meanwhile gets new ones (buffers held from a
+    forward pass to its backward pass); new ones too when nothing is kept. Never None."""
+    shapes = tuple(tuple(int(d) for d in s) for s in shapes)
+    kept = cache.pop(_buffer_key(name, shapes, dtype, device)) if cache is not None else None
     return kept if kept is not None else tuple(torch.empty(s, dtype=dtype, device=device) for s in shapes)
 
 

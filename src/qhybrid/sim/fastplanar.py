@@ -104,8 +104,7 @@ def _mat(m):
             m[1, 0].real, m[1, 0].imag, m[1, 1].real, m[1, 1].imag)
 
 
-# The helpers below (pair_apply, pair_runs, add8) are shared with the QML layer's planar
-# kernels (:mod:`qhybrid.qml.fast`).
+# The helpers below (pair_apply, pair_runs, add8) are used by the kernels of this module.
 
 @njit(inline="always")
 def pair_apply(r0, i0, r1, i1, k, j, d):

@@ -202,14 +202,12 @@ def build_model(settings: Settings, device_string: str):
 def _set_threads(device_string: str) -> None:
     """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator.
 
-    On ``qhybrid.cpu`` the simulation runs in numba kernels, which get the
-    threads; torch keeps one, because its ops here are small and idle threads
-    spinning between them cost more than they give on shared cores. numba keeps
-    its default threading layer (OpenMP where available) with idle threads
-    sleeping (``OMP_WAIT_POLICY=PASSIVE``, set at the top of this script):
-    measured on 2 cores at 12 wires, an epoch with 2 threads took 0.07-0.09 s
-    with OpenMP and 0.11 s with numba's ``workqueue`` layer, at the same CPU
-    time (spinning OpenMP threads doubled the CPU time instead).
+    On ``qhybrid.cpu`` the simulation runs in serial numba kernels on the engine's
+    Python threads (``qhybrid.sim.pool``: as many as numba's thread count, the
+    engine's one thread setting), which get the threads; torch keeps one, because
+    its ops here are small and idle threads spinning between them cost more than
+    they give on shared cores (``OMP_WAIT_POLICY=PASSIVE`` is set at the top of
+    this script for torch's OpenMP).
     """
     import torch
 

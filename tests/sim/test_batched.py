@@ -1,0 +1,99 @@
+"""The batched numba kernels (sim/batched.py) against the generic paths: the reference kernels
+of sim/kernels.py for gates, sim/batchedtorch.py for the sweep and the factor gradients."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from batchedhelpers import random_states as _states
+from batchedhelpers import random_unitaries as _unitaries
+from batchedhelpers import reference_gate as _reference
+
+from qhybrid.sim import batchedtorch, registry
+from qhybrid.sim.jit import HAVE_NUMBA
+
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
+if HAVE_NUMBA:
+    from qhybrid.sim import batched
+
+N = 5
+GATES = ((-1, 0), (-1, 2), (-1, 4), (0, 3), (3, 0), (1, 2), (4, 1), (2, 4), (4, 3))
+TOL = {torch.complex128: 1e-10, torch.complex64: 1e-5}
+
+
+def _planes(state):
+    arr = state.numpy()
+    return batched.to_planes(arr, np.empty_like(arr))
+
+
+def _complex(planes, dtype):
+    out = torch.empty((planes.shape[0], planes.shape[2]), dtype=dtype)
+    batched.from_planes(planes, out.numpy())
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+@pytest.mark.parametrize("gate", GATES)
+def test_run_matches_reference_kernels(gate, dtype):
+    state, u = _states(3, N, dtype), _unitaries(1, dtype)
+    planes = _planes(state)
+    batched.run(planes, u.numpy(), batched.layout(N, [gate]))
+    expected = _reference(state, u[0], *gate, N)
+    torch.testing.assert_close(_complex(planes, dtype), expected, atol=TOL[dtype], rtol=0)
+
+
+def _sweep_both(batch, dtype, n=N, gates=GATES):
+    psi, lam, mats = _states(batch, n, dtype, 2), _states(batch, n, dtype, 3), _unitaries(len(gates), dtype)
+    want_psi, want_lam = psi.clone(), lam.clone()
+    want = batchedtorch.sweep(want_psi, want_lam, mats, gates, n, torch.empty(psi.numel(), dtype=dtype))
+    p, lp = _planes(psi), _planes(lam)
+    got = batched.sweep(p, lp, mats.numpy(), batched.layout(n, gates))
+    return (got, _complex(p, dtype), _complex(lp, dtype)), (want, want_psi, want_lam)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_sweep_matches_the_torch_sweep(dtype):
+    (got, psi, lam), (want, want_psi, want_lam) = _sweep_both(4, dtype)
+    tol = TOL[dtype]
+    torch.testing.assert_close(psi, want_psi, atol=tol, rtol=0)
+    torch.testing.assert_close(lam, want_lam, atol=tol, rtol=0)
+    torch.testing.assert_close(torch.from_numpy(got).to(dtype), want, atol=4 * tol, rtol=0)
+
+
+@pytest.mark.parametrize("threads, batch", [(2, 5), (3, 7), (2, 1), (3, 2)])
+def test_thread_splits_agree_with_one_thread(monkeypatch, threads, batch):
+    """Slices of the batch (batch >= threads) and gates split between threads (batch smaller)."""
+    one = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)))[0]
+    monkeypatch.setattr(batched, "threads_for", lambda size: threads)
+    monkeypatch.setattr(batched, "GATE_SPLIT_MIN", 0)
+    many = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)))[0]
+    np.testing.assert_allclose(many[0], one[0], atol=1e-12, rtol=0)
+    for a, b in zip(many[1:], one[1:]):
+        torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
+    state, mats = _states(batch, 6, torch.complex128), _unitaries(3, torch.complex128)
+    lay = batched.layout(6, [(-1, 1), (2, 5), (5, 0)])
+    split = _planes(state)
+    batched.run(split, mats.numpy(), lay)
+    monkeypatch.setattr(batched, "threads_for", lambda size: 1)
+    serial = _planes(state)
+    batched.run(serial, mats.numpy(), lay)
+    np.testing.assert_array_equal(split, serial)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_factor_gradients_match_torch(dtype):
+    gen = torch.Generator().manual_seed(4)
+    raw = torch.randn((3, N, 2, 2), generator=gen, dtype=torch.float64)
+    factors = torch.complex(raw[..., 0], raw[..., 1]).to(dtype)
+    lam = _states(3, N, dtype, 5)
+    got = batched.factor_gradients(lam.numpy(), factors.numpy())
+    want = batchedtorch.factor_gradients(lam, factors)
+    torch.testing.assert_close(torch.from_numpy(got), want, atol=TOL[dtype], rtol=0)
+
+
+def test_layout_and_registration():
+    lo, hi, cbit, tbit, n_outer = batched.layout(4, [(-1, 3), (0, 2)])
+    assert lo.tolist() == [0, 1] and hi.tolist() == [-1, 3] and cbit.tolist() == [0, 8]
+    assert tbit.tolist() == [1, 2] and n_outer.tolist() == [8, 2]
+    assert {"batched_run", "batched_sweep", "batched_factor_gradients"} <= set(registry.names())
