@@ -15,17 +15,18 @@ cache. A basis index ``z`` is split as ``z = r * 2**k + c``:
 
 Butterflies and tile copies are :mod:`qhybrid.sim.walsh`'s (on the float view
 of the complex array, re/im interleaved, so the inner loops are contiguous and
-vectorise). Kernels trust their inputs.
+vectorise), passed to each kernel as a function (``wb``: ``wht_block``, ``wr``: ``wht_range``)
+so that a kernel compiles without them (see :class:`qhybrid.sim.jit.Launcher`): the public
+names below are launchers that add them. Kernels trust their inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from qhybrid.sim.jit import PRANGE_ONLY, njit, num_threads, prange  # noqa: F401  (num_threads: the layout's)
+from qhybrid.sim import walsh
+from qhybrid.sim.jit import PRANGE_ONLY, Launcher, njit, num_threads, prange  # noqa: F401  (num_threads: the layout's)
 from qhybrid.sim.walsh import tile_in as _tile_in
 from qhybrid.sim.walsh import tile_out as _tile_out
-from qhybrid.sim.walsh import wht_block as _wht_block
-from qhybrid.sim.walsh import wht_range as _wht_range
 
 _OPTS = dict(fastmath=True, cache=True, nogil=True)
 _PAR = PRANGE_ONLY  # threaded by prange alone
@@ -47,7 +48,7 @@ def _cost_at(z, index, levels, direct):
 
 
 @njit(parallel=_PAR, **_OPTS)
-def fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store, keep):
+def _fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store, keep, wb):
     """Low pass of the forward sweep: [finish previous mixer], cost phase, start next mixer. With
     ``keep`` (not on the first layer) psi after the phase is also written to ``store``."""
     bs = 1 << k
@@ -59,16 +60,16 @@ def fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store,
             for j in range(np.uint64(bs)):
                 psi[ub + j] = amp * _phase_at(ub + j, index, levels, table, direct, gamma)
         elif keep:
-            _wht_block(psf, 2 * base, 2 * bs)
+            wb(psf, 2 * base, 2 * bs)
             for j in range(np.uint64(bs)):
                 v = psi[ub + j] * _phase_at(ub + j, index, levels, table, direct, gamma)
                 psi[ub + j] = v
                 store[ub + j] = v
         else:
-            _wht_block(psf, 2 * base, 2 * bs)
+            wb(psf, 2 * base, 2 * bs)
             for j in range(np.uint64(bs)):
                 psi[ub + j] *= _phase_at(ub + j, index, levels, table, direct, gamma)
-        _wht_block(psf, 2 * base, 2 * bs)
+        wb(psf, 2 * base, 2 * bs)
 
 
 #: fwd_last_low modes: the energy alone; lam = C psi and both un-applies started; lam's alone
@@ -76,7 +77,7 @@ ENERGY, BOTH, LAM_ONLY = 0, 1, 2
 
 
 @njit(parallel=_PAR, **_OPTS)
-def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc):
+def _fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wb):
     """Finish the last mixer; acc[b] = sum C |psi|^2 per block; unless ``mode`` is ENERGY, lam = C psi
     and the un-apply starts (on psi and lam for BOTH, on lam alone for LAM_ONLY)."""
     bs = 1 << k
@@ -84,7 +85,7 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc):
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        _wht_block(psf, 2 * base, 2 * bs)
+        wb(psf, 2 * base, 2 * bs)
         s = 0.0
         if mode == ENERGY:
             for j in range(np.uint64(bs)):
@@ -97,13 +98,13 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc):
                 s += c * (v.real * v.real + v.imag * v.imag)
                 lam[ub + j] = c * v
             if mode == BOTH:
-                _wht_block(psf, 2 * base, 2 * bs)
-            _wht_block(laf, 2 * base, 2 * bs)
+                wb(psf, 2 * base, 2 * bs)
+            wb(laf, 2 * base, 2 * bs)
         acc[b] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep):
+def _fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wr):
     """High pass of the forward mixer: high butterflies, D' = dh[r] dl[pr[r], c], high butterflies.
     With ``keep`` the post-D' Hadamard-basis tile is also written to ``store`` (tile-major: tile t
     occupies ``store[t*rows*w:(t+1)*rows*w]``, rows of ``w``, written and read contiguously)."""
@@ -117,7 +118,7 @@ def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep):
         for tile in range(t, ntiles, nt):
             c0 = tile * w
             _tile_in(psf, bf, rows, bs, c0, w)
-            _wht_range(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 d = dh[r]
                 dlr = dl[pr[r], c0:c0 + w]
@@ -132,12 +133,12 @@ def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep):
                 else:
                     for c in range(w):
                         row[c] *= d * dlr[c]
-            _wht_range(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(bf, psf, rows, bs, c0, w)
 
 
 @njit(parallel=_PAR, **_OPTS)
-def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
+def _bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc, wr):
     """High pass of the mixer un-apply on psi and lam: acc[t] += sum conj(lam) zsum psi in the Hadamard basis."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -153,8 +154,8 @@ def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, 
             c0 = tile * w
             _tile_in(psf, fp, rows, bs, c0, w)
             _tile_in(laf, fl, rows, bs, c0, w)
-            _wht_range(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
-            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 q = pr[r]
                 zr = zh[r]
@@ -167,15 +168,15 @@ def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, 
                     dd = d * dlc[q, c0 + c]
                     bp[i] = x * dd
                     bl[i] = y * dd
-            _wht_range(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
-            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(fp, psf, rows, bs, c0, w)
             _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, acc):
+def _bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, acc, wb):
     """Low pass of the un-apply: finish the mixer, acc[b] = Im sum C conj(lam) psi;
     with ``more``: un-apply the cost phase (``table`` holds conj phases) and start the previous mixer."""
     bs = 1 << k
@@ -183,8 +184,8 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        _wht_block(psf, 2 * base, 2 * bs)
-        _wht_block(laf, 2 * base, 2 * bs)
+        wb(psf, 2 * base, 2 * bs)
+        wb(laf, 2 * base, 2 * bs)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -197,12 +198,12 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            _wht_block(psf, 2 * base, 2 * bs)
-            _wht_block(laf, 2 * base, 2 * bs)
+            wb(psf, 2 * base, 2 * bs)
+            wb(laf, 2 * base, 2 * bs)
 
 
 @njit(parallel=_PAR, **_OPTS)
-def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
+def _bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc, wr):
     """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
     ``stored`` holds the forward post-D' Hadamard-basis state psi_hat (tile-major, as written by
     :func:`fwd_high_store`)."""
@@ -217,7 +218,7 @@ def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scrat
         for tile in range(t, ntiles, nt):
             c0 = tile * w
             _tile_in(laf, fl, rows, bs, c0, w)
-            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 q = pr[r]
                 zr = zh[r]
@@ -232,13 +233,13 @@ def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scrat
                     y = row[c]
                     s += (zr + zlr[c]) * (y.real * x.imag - y.imag * x.real)
                     row[c] = y * (d * dlr[c])
-            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first, stored, amp, acc):
+def _bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first, stored, amp, acc, wb):
     """Low pass of the un-apply on lam alone: acc[b] = sum C Im(conj(lam) psi_pc) with psi_pc the
     forward state after the cost phase (``stored``, or ``amp * phase`` for the first layer);
     with ``more``: un-apply the phase (``table`` holds conj phases) and start the previous mixer."""
@@ -247,7 +248,7 @@ def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        _wht_block(laf, 2 * base, 2 * bs)
+        wb(laf, 2 * base, 2 * bs)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -262,4 +263,21 @@ def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            _wht_block(laf, 2 * base, 2 * bs)
+            wb(laf, 2 * base, 2 * bs)
+
+
+def _block(args):
+    return (walsh.callee("wht_block", args[1].dtype),)
+
+
+def _range(args):
+    return (walsh.callee("wht_range", args[1].dtype),)
+
+
+fwd_low = Launcher(_fwd_low, _block)
+fwd_last_low = Launcher(_fwd_last_low, _block)
+fwd_high = Launcher(_fwd_high, _range)
+bwd_high = Launcher(_bwd_high, _range)
+bwd_low = Launcher(_bwd_low, _block)
+bwd_high_stored = Launcher(_bwd_high_stored, _range)
+bwd_low_stored = Launcher(_bwd_low_stored, _block)

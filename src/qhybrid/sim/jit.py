@@ -85,3 +85,41 @@ def threads(n: int | None, *, torch_too: bool = True):
             torch.set_num_threads(old_torch)
         if old_nb is not None:
             numba.set_num_threads(old_nb)
+
+
+class Launcher:
+    """A numba kernel that receives the kernels it calls as arguments (first-class functions).
+
+    A kernel that calls another numba function directly links the callee's code into its own
+    and optimises it again (for a ``prange`` kernel, more than once): with the Walsh–Hadamard
+    butterflies that is most of a kernel's compile time. Called through a function pointer
+    instead, the callee is compiled once and each kernel compiles in a fraction of the time,
+    at the cost of an indirect call per block. ``Launcher(kernel, callees)`` calls
+    ``kernel(*args, *callees(args))``: ``callees`` gives ``(dispatcher, signature)`` pairs for the
+    arguments' dtypes; the kernel's signature (those arguments' numba types, the callees as
+    ``FunctionType``) is compiled or loaded from the cache on first use, once per signature.
+    """
+
+    def __init__(self, kernel, callees):
+        self.kernel, self.callees = kernel, callees
+        self.__doc__ = kernel.__doc__
+        self._entries: dict = {}
+
+    @staticmethod
+    def _key(args) -> tuple:
+        return tuple((a.dtype.num, a.ndim, a.flags.writeable) if hasattr(a, "dtype") and hasattr(a, "ndim")
+                     else type(a) for a in args)
+
+    def __call__(self, *args):
+        key = self._key(args)
+        found = self._entries.get(key)
+        if found is None:
+            found = self._entries[key] = self._compile(args)
+        entry, fns = found
+        return entry(*args, *fns)
+
+    def _compile(self, args):
+        pairs = self.callees(args)
+        sig = tuple(numba.typeof(a) for a in args) + tuple(numba.types.FunctionType(s) for _, s in pairs)
+        self.kernel.compile(sig)
+        return self.kernel.overloads[sig].entry_point, tuple(fn for fn, _ in pairs)
