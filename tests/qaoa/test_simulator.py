@@ -177,6 +177,7 @@ print(json.dumps({"launched": sorted(k for k in kernels if getattr(nk, k)._entri
 """
 
 
+@pytest.mark.slow
 def test_only_the_kernels_a_sweep_calls_are_compiled_or_loaded():
     """A complex128 Max-Cut energy+gradient (stored-state sweep) in a fresh process loads five
     kernels, the butterflies for float64 only, and never torch."""
