@@ -170,8 +170,7 @@ from qhybrid.sim import walsh
 q = QAOA([(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (1, 4)])
 q.energy_and_grad(np.full((2, 2), 0.3))
 kernels = ("fwd_low", "fwd_last_low", "fwd_high", "bwd_high", "bwd_low", "bwd_high_stored", "bwd_low_stored")
-print(json.dumps({"launched": sorted(k for k in kernels if getattr(nk, k)._entries),
-                  "compiled": sorted(k for k in kernels if getattr(nk, "_" + k).signatures),
+print(json.dumps({"compiled": sorted(k for k in kernels if getattr(nk, k).signatures),
                   "walsh": sorted({str(s[0].dtype) for f in (walsh.wht_block, walsh.wht_range) for s in f.signatures}),
                   "torch": "torch" in sys.modules}))
 """
@@ -189,5 +188,5 @@ def test_only_the_kernels_a_sweep_calls_are_compiled_or_loaded():
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.splitlines()[-1])
     sweep = ["bwd_high_stored", "bwd_low_stored", "fwd_high", "fwd_last_low", "fwd_low"]
-    assert got["launched"] == sweep and got["compiled"] == sweep
+    assert got["compiled"] == sweep
     assert got["walsh"] == ["float64"] and got["torch"] is False

@@ -15,18 +15,17 @@ cache. A basis index ``z`` is split as ``z = r * 2**k + c``:
 
 Butterflies and tile copies are :mod:`qhybrid.sim.walsh`'s (on the float view
 of the complex array, re/im interleaved, so the inner loops are contiguous and
-vectorise), passed to each kernel as a function (``wb``: ``wht_block``, ``wr``: ``wht_range``)
-so that a kernel compiles without them (see :class:`qhybrid.sim.jit.Launcher`): the public
-names below are launchers that add them. Kernels trust their inputs.
+vectorise). Kernels trust their inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from qhybrid.sim import walsh
-from qhybrid.sim.jit import PRANGE_ONLY, Launcher, njit, num_threads, prange  # noqa: F401  (num_threads: the layout's)
+from qhybrid.sim.jit import PRANGE_ONLY, njit, num_threads, prange  # noqa: F401  (num_threads: the layout's)
 from qhybrid.sim.walsh import tile_in as _tile_in
 from qhybrid.sim.walsh import tile_out as _tile_out
+from qhybrid.sim.walsh import wht_block as _wht_block
+from qhybrid.sim.walsh import wht_range as _wht_range
 
 _OPTS = dict(fastmath=True, cache=True, nogil=True)
 _PAR = PRANGE_ONLY  # threaded by prange alone
@@ -48,7 +47,7 @@ def _cost_at(z, index, levels, direct):
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store, keep, wb):
+def fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store, keep):
     """Low pass of the forward sweep: [finish previous mixer], cost phase, start next mixer. With
     ``keep`` (not on the first layer) psi after the phase is also written to ``store``."""
     bs = 1 << k
@@ -60,16 +59,16 @@ def _fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store
             for j in range(np.uint64(bs)):
                 psi[ub + j] = amp * _phase_at(ub + j, index, levels, table, direct, gamma)
         elif keep:
-            wb(psf, 2 * base, 2 * bs)
+            _wht_block(psf, 2 * base, 2 * bs)
             for j in range(np.uint64(bs)):
                 v = psi[ub + j] * _phase_at(ub + j, index, levels, table, direct, gamma)
                 psi[ub + j] = v
                 store[ub + j] = v
         else:
-            wb(psf, 2 * base, 2 * bs)
+            _wht_block(psf, 2 * base, 2 * bs)
             for j in range(np.uint64(bs)):
                 psi[ub + j] *= _phase_at(ub + j, index, levels, table, direct, gamma)
-        wb(psf, 2 * base, 2 * bs)
+        _wht_block(psf, 2 * base, 2 * bs)
 
 
 #: fwd_last_low modes: the energy alone; lam = C psi and both un-applies started; lam's alone
@@ -77,7 +76,7 @@ ENERGY, BOTH, LAM_ONLY = 0, 1, 2
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wb):
+def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc):
     """Finish the last mixer; acc[b] = sum C |psi|^2 per block; unless ``mode`` is ENERGY, lam = C psi
     and the un-apply starts (on psi and lam for BOTH, on lam alone for LAM_ONLY)."""
     bs = 1 << k
@@ -85,7 +84,7 @@ def _fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wb):
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        wb(psf, 2 * base, 2 * bs)
+        _wht_block(psf, 2 * base, 2 * bs)
         s = 0.0
         if mode == ENERGY:
             for j in range(np.uint64(bs)):
@@ -98,13 +97,13 @@ def _fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wb):
                 s += c * (v.real * v.real + v.imag * v.imag)
                 lam[ub + j] = c * v
             if mode == BOTH:
-                wb(psf, 2 * base, 2 * bs)
-            wb(laf, 2 * base, 2 * bs)
+                _wht_block(psf, 2 * base, 2 * bs)
+            _wht_block(laf, 2 * base, 2 * bs)
         acc[b] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wr):
+def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep):
     """High pass of the forward mixer: high butterflies, D' = dh[r] dl[pr[r], c], high butterflies.
     With ``keep`` the post-D' Hadamard-basis tile is also written to ``store`` (tile-major: tile t
     occupies ``store[t*rows*w:(t+1)*rows*w]``, rows of ``w``, written and read contiguously)."""
@@ -118,7 +117,7 @@ def _fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wr):
         for tile in range(t, ntiles, nt):
             c0 = tile * w
             _tile_in(psf, bf, rows, bs, c0, w)
-            wr(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 d = dh[r]
                 dlr = dl[pr[r], c0:c0 + w]
@@ -133,12 +132,12 @@ def _fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wr):
                 else:
                     for c in range(w):
                         row[c] *= d * dlr[c]
-            wr(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(bf, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(bf, psf, rows, bs, c0, w)
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc, wr):
+def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, acc):
     """High pass of the mixer un-apply on psi and lam: acc[t] += sum conj(lam) zsum psi in the Hadamard basis."""
     bs = 1 << k
     rows = psi.shape[0] >> k
@@ -154,8 +153,8 @@ def _bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf,
             c0 = tile * w
             _tile_in(psf, fp, rows, bs, c0, w)
             _tile_in(laf, fl, rows, bs, c0, w)
-            wr(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
-            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 q = pr[r]
                 zr = zh[r]
@@ -168,15 +167,15 @@ def _bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf,
                     dd = d * dlc[q, c0 + c]
                     bp[i] = x * dd
                     bl[i] = y * dd
-            wr(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
-            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fp, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(fp, psf, rows, bs, c0, w)
             _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, acc, wb):
+def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, acc):
     """Low pass of the un-apply: finish the mixer, acc[b] = Im sum C conj(lam) psi;
     with ``more``: un-apply the cost phase (``table`` holds conj phases) and start the previous mixer."""
     bs = 1 << k
@@ -184,8 +183,8 @@ def _bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, a
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        wb(psf, 2 * base, 2 * bs)
-        wb(laf, 2 * base, 2 * bs)
+        _wht_block(psf, 2 * base, 2 * bs)
+        _wht_block(laf, 2 * base, 2 * bs)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -198,12 +197,12 @@ def _bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, a
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            wb(psf, 2 * base, 2 * bs)
-            wb(laf, 2 * base, 2 * bs)
+            _wht_block(psf, 2 * base, 2 * bs)
+            _wht_block(laf, 2 * base, 2 * bs)
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc, wr):
+def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scratchf, acc):
     """High pass of the mixer un-apply on lam alone: acc[t] = sum zsum Im(conj(lam) psi_hat), where
     ``stored`` holds the forward post-D' Hadamard-basis state psi_hat (tile-major, as written by
     :func:`fwd_high_store`)."""
@@ -218,7 +217,7 @@ def _bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scra
         for tile in range(t, ntiles, nt):
             c0 = tile * w
             _tile_in(laf, fl, rows, bs, c0, w)
-            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             for r in range(rows):
                 q = pr[r]
                 zr = zh[r]
@@ -233,13 +232,13 @@ def _bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scra
                     y = row[c]
                     s += (zr + zlr[c]) * (y.real * x.imag - y.imag * x.real)
                     row[c] = y * (d * dlr[c])
-            wr(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
+            _wht_range(fl, np.int64(0), 2 * rows * w, 2 * w, 2 * rows * w)
             _tile_out(fl, laf, rows, bs, c0, w)
         acc[t] = s
 
 
 @njit(parallel=_PAR, **_OPTS)
-def _bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first, stored, amp, acc, wb):
+def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first, stored, amp, acc):
     """Low pass of the un-apply on lam alone: acc[b] = sum C Im(conj(lam) psi_pc) with psi_pc the
     forward state after the cost phase (``stored``, or ``amp * phase`` for the first layer);
     with ``more``: un-apply the phase (``table`` holds conj phases) and start the previous mixer."""
@@ -248,7 +247,7 @@ def _bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, firs
     for b in prange(nblocks):
         base = b * bs
         ub = np.uint64(base)
-        wb(laf, 2 * base, 2 * bs)
+        _wht_block(laf, 2 * base, 2 * bs)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -263,21 +262,4 @@ def _bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, firs
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            wb(laf, 2 * base, 2 * bs)
-
-
-def _block(args):
-    return (walsh.callee("wht_block", args[1].dtype),)
-
-
-def _range(args):
-    return (walsh.callee("wht_range", args[1].dtype),)
-
-
-fwd_low = Launcher(_fwd_low, _block)
-fwd_last_low = Launcher(_fwd_last_low, _block)
-fwd_high = Launcher(_fwd_high, _range)
-bwd_high = Launcher(_bwd_high, _range)
-bwd_low = Launcher(_bwd_low, _block)
-bwd_high_stored = Launcher(_bwd_high_stored, _range)
-bwd_low_stored = Launcher(_bwd_low_stored, _block)
+            _wht_block(laf, 2 * base, 2 * bs)

@@ -310,14 +310,3 @@ def tile_out(src, dst, rows, bs, c0, w):
         d = np.uint64(2 * (r * bs + c0))
         for c in range(w2):
             dst[d + c] = src[s + c]
-
-
-def callee(name: str, real_dtype) -> tuple:
-    """``(dispatcher, signature)`` of ``wht_block`` or ``wht_range`` on float views of ``real_dtype``:
-    what a kernel taking the butterflies as a function argument is given (see
-    :class:`qhybrid.sim.jit.Launcher`)."""
-    from numba import from_dtype, types
-
-    view = types.Array(from_dtype(np.dtype(real_dtype)), 1, "C")
-    ints = (types.int64,) * (2 if name == "wht_block" else 4)
-    return {"wht_block": wht_block, "wht_range": wht_range}[name], types.none(view, *ints)
