@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -59,3 +62,28 @@ def test_qaoa_seed_timing_preset_runs_five_iterations(cli):
     result = cli("qaoa", "--nodes", "6", "--edges", "8", "--preset", "seed-timing", "--json")
     doc = json.loads(result.stdout)
     assert doc["result"]["iterations"] == 5 and doc["result"]["layers"] == [2] * 5
+
+
+def _imported(log: str) -> set[str]:
+    """Module names from ``-X importtime`` lines (``import time: self | cumulative | name``)."""
+    return {line.rsplit("|", 1)[1].strip() for line in log.splitlines() if line.startswith("import time:")
+            and "|" in line}
+
+
+@pytest.mark.slow
+def test_qaoa_start_up_imports_no_torch_and_the_cli_no_numba(_isolated_home):
+    """A real `qhybrid qaoa` on the numba path: the CLI process imports neither torch nor numba
+    (pre-flight and estimate are arithmetic), the job process numba but never torch."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", "QHYBRID_HOME": str(_isolated_home)}
+    proc = subprocess.run([sys.executable, "-m", "qhybrid", "qaoa", "--nodes", "5", "--edges", "6", "--iterations",
+                           "1", "--device", "qhybrid.cpu", "--quiet", "--json"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert doc["state"] == "COMPLETED"
+    cli = _imported(proc.stderr)
+    assert {"qhybrid.cli", "qhybrid.jobs.preflight"} <= cli
+    assert not {"torch", "numba"} & cli, sorted({"torch", "numba"} & cli)
+    job = _imported((_isolated_home / "jobs" / doc["job"] / "logs" / "rank-0.log").read_text())
+    assert {"numba", "qhybrid.qaoa.numba_kernels", "qhybrid.workloads.qaoa_optimize"} <= job
+    assert "torch" not in job

@@ -62,3 +62,42 @@ def test_tile_roundtrip():
         out = np.zeros_like(psi)
         walsh.tile_out(buf.view(np.float64), out.view(np.float64), rows, 1 << k, c0, w)
         np.testing.assert_array_equal(out.reshape(rows, 1 << k)[:, c0:c0 + w], buf.reshape(rows, w))
+
+
+def _passes(h0, hmax):
+    """The (radix, stride) passes of wht_range(h0, hmax): radix 8, then 4, then 2."""
+    out, h = set(), h0
+    for radix in (8, 4, 2):
+        while radix * h <= hmax:
+            out.add((radix, h))
+            h *= radix
+    return out
+
+
+def _block_passes(size):
+    if size < 16:
+        return _passes(2, size)
+    if size <= 2048:
+        return _passes(16, size)
+    return _passes(16, 2048) | _passes(2048, size)
+
+
+def test_every_layout_stride_is_compiled_apart(monkeypatch):
+    """The strides the QAOA sweep reaches (every n up to 34, both dtypes, 1..64 threads, default
+    block_bits) are all in walsh.STRIDES (up to the 2**16-float blocks and tiles): none falls to the
+    3x slower run-time loop."""
+    from qhybrid.qaoa import QAOA
+    from qhybrid.qaoa import numba_kernels as nk
+
+    missing = set()
+    for threads in (1, 2, 4, 8, 16, 32, 64):
+        monkeypatch.setattr(nk, "num_threads", lambda t=threads: t)
+        for dtype in ("complex128", "complex64"):
+            for n in range(2, 35):
+                q = QAOA.__new__(QAOA)  # the layout needs only these, not a 2**n diagonal
+                q.n, q.problem, q.dtype, q._block_bits = n, "maxcut", dtype, None
+                k, w, _ = q._layout()
+                rows = 2 ** (q._n_eff() - k)
+                used = _block_passes(2 * 2**k) | _passes(2 * w, 2 * rows * w)
+                missing |= {(r, h) for r, h in used if r * h <= 2**16 and h not in walsh.STRIDES[r]}
+    assert not missing, sorted(missing)

@@ -7,7 +7,8 @@ a job that can only fail once launched.
   invalid, whose graph file is unreadable, or whose state vectors do not fit in memory
   (estimates from ``qaoa/memory.py`` and ``sim/memory.py``).
 
-Heavy imports (torch, pennylane, networkx) happen only for the checks that need them.
+Heavy imports (torch, pennylane, networkx) happen only for the checks that need them: a QAOA job
+on a CPU device is checked without torch or numba.
 """
 from __future__ import annotations
 
@@ -94,13 +95,10 @@ def _qaoa(spec, dev) -> None:
                 raise
             except Exception as err:  # noqa: BLE001 - any reader failure is an unreadable graph
                 raise SpecError(f"cannot read graph {files[0]}: {err}") from None
-    import torch
+    from qhybrid.qaoa import memory  # arithmetic and /proc: no torch for a CPU device
 
-    from qhybrid.qaoa import memory
-
-    dtype = torch.complex64 if settings.dtype == "complex64" else torch.complex128
-    need = memory.required_bytes(n, dtype=dtype)
-    if _device_name(dev) == "cpu" or torch.cuda.is_available():
+    need = memory.required_bytes(n, dtype=settings.dtype)
+    if _device_name(dev) == "cpu" or _local_cuda():
         memory.check_fits(need, n=n, device=_device_name(dev))
 
 

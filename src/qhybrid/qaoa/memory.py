@@ -2,25 +2,23 @@
 
 What is free is the engine's one answer, :func:`qhybrid.sim.memory.available_bytes`
 (``MemAvailable`` on Linux, free CUDA memory); only the QAOA-specific estimate lives here.
+Pure arithmetic (dtypes by name or as torch dtypes): the CLI's pre-flight and the numba
+path use it without importing torch.
 """
 from __future__ import annotations
 
 import os
 
-import torch
-
 from qhybrid.errors import MemoryLimitError
 from qhybrid.sim import memory as _sim_memory
 
-_ITEM = {torch.complex64: 8, torch.complex128: 16}
-
 
 def state_bytes(n: int, dtype) -> int:
-    """Bytes of one ``2**n`` state vector of ``dtype``."""
-    return (2**n) * _ITEM[dtype]
+    """Bytes of one ``2**n`` state vector of ``dtype`` (``"complex128"``, ``torch.complex64``, ...)."""
+    return (2**n) * _sim_memory.itemsize(dtype)
 
 
-def required_bytes(n: int, *, dtype=torch.complex128, backend: str = "numba", batch: int = 1,
+def required_bytes(n: int, *, dtype="complex128", backend: str = "numba", batch: int = 1,
                    index_itemsize: int = 1) -> int:
     """Peak bytes for one energy+gradient call (estimate, including the cost diagonal).
 
@@ -53,6 +51,6 @@ def check_fits(needed: int, *, n: int, device, limit: int | None = None) -> None
     if needed > available:
         raise MemoryLimitError(
             f"QAOA on {n} qubits needs about {needed:,} bytes ({needed / 2**30:.2f} GiB) but "
-            f"{available:,} bytes ({available / 2**30:.2f} GiB) are available on {torch.device(device)}; "
+            f"{available:,} bytes ({available / 2**30:.2f} GiB) are available on {device}; "
             "use fewer nodes, complex64, or a machine with more memory"
         )

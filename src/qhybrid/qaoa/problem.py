@@ -1,4 +1,5 @@
-"""QAOA problems as cost diagonals, built directly on the target torch device.
+"""QAOA problems as cost diagonals, built directly where they are used: numpy arrays on the CPU,
+torch tensors on a CUDA device (torch is imported only then).
 
 A problem is a graph on nodes ``0..n-1`` (node i is wire i; wire 0 is the most
 significant bit of a basis-state index, PennyLane's order) and a diagonal cost
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
+import numpy as np
 
 from qhybrid.errors import OperationError, WireError
 
@@ -85,44 +86,111 @@ def as_graph(graph, *, n_nodes: int | None = None, weight: str | None = "weight"
     return Graph(n_nodes=int(n), edges=tuple(edges), weights=tuple(weights))
 
 
+class _Numpy:
+    """The few array operations the builder needs, on numpy (CPU)."""
+
+    int32, uint8, int16, float64 = np.int32, np.uint8, np.int16, np.float64
+
+    def __init__(self, device="cpu"):
+        self.device = "cpu"
+
+    def zeros(self, size, dtype):
+        return np.zeros(size, dtype=dtype)
+
+    def table(self, values, dtype):
+        return np.array(values, dtype=dtype)
+
+    def arange(self, size):
+        return np.arange(size, dtype=np.float64)
+
+    @staticmethod
+    def cast(a, dtype):
+        return a.astype(dtype)
+
+
+class _Torch:
+    """The same operations on torch tensors on ``device`` (built there, never copied from the host)."""
+
+    def __init__(self, device):
+        import torch
+
+        self.torch, self.device = torch, torch.device(device)
+        self.int32, self.uint8, self.int16, self.float64 = torch.int32, torch.uint8, torch.int16, torch.float64
+
+    def zeros(self, size, dtype):
+        return self.torch.zeros(size, dtype=dtype, device=self.device)
+
+    def table(self, values, dtype):
+        return self.torch.tensor(values, dtype=dtype, device=self.device)
+
+    def arange(self, size):
+        return self.torch.arange(size, dtype=self.torch.float64, device=self.device)
+
+    @staticmethod
+    def cast(a, dtype):
+        return a.to(dtype)
+
+
+def _on_cpu(device) -> bool:
+    return (getattr(device, "type", None) or str(device).split(":", 1)[0]) == "cpu"
+
+
+def _flat(mask) -> np.ndarray:
+    """Indices where ``mask`` holds, as a host int64 array (numpy or torch mask)."""
+    if isinstance(mask, np.ndarray):
+        return np.flatnonzero(mask)
+    return mask.nonzero().flatten().cpu().numpy()
+
+
 @dataclass(frozen=True)
 class CostDiagonal:
     """The cost Hamiltonian's diagonal: ``C[z] = levels[index[z]]`` or ``values[z]``.
 
+    Arrays are numpy on the CPU, torch tensors on a CUDA device.
+
     Attributes:
         n: number of qubits.
         problem: ``"maxcut"`` or ``"maxclique"``.
-        index: small-int tensor ``(2**n,)`` (uint8/int16/int32) or None.
-        levels: float64 tensor of the distinct cost values the index points to, or None.
-        values: float64 tensor ``(2**n,)`` when the cost is not on an integer grid, else None.
+        index: small-int array ``(2**n,)`` (uint8/int16/int32) or None.
+        levels: float64 array of the distinct cost values the index points to, or None.
+        values: float64 array ``(2**n,)`` when the cost is not on an integer grid, else None.
         minimum, maximum: the extreme cost values.
     """
 
     n: int
     problem: str
-    index: torch.Tensor | None
-    levels: torch.Tensor | None
-    values: torch.Tensor | None
+    index: object
+    levels: object
+    values: object
     minimum: float
     maximum: float
 
     @property
-    def device(self) -> torch.device:
-        return (self.index if self.index is not None else self.values).device
+    def device(self):
+        """``"cpu"`` for numpy arrays, else the torch tensors' device."""
+        a = self.index if self.index is not None else self.values
+        return "cpu" if isinstance(a, np.ndarray) else a.device
 
-    def dense(self) -> torch.Tensor:
+    def dense(self):
         """All ``2**n`` cost values as float64 (allocates 8 * 2**n bytes)."""
         if self.values is not None:
             return self.values
-        return self.levels[self.index.long()]
+        index = self.index if isinstance(self.index, np.ndarray) else self.index.long()
+        return self.levels[index]
+
+    def cost(self, z: int) -> float:
+        """The cost of basis state ``z``."""
+        if self.values is not None:
+            return float(self.values[z])
+        return float(self.levels[int(self.index[z])])
 
     def optimum(self, *, max_bitstrings: int = 64) -> tuple[float, list[str]]:
         """The minimum cost and the bitstrings (wire 0 first) that reach it."""
         if self.values is not None:
-            hits = torch.nonzero(self.values <= self.minimum + 1e-9).flatten()
+            hits = _flat(self.values <= self.minimum + 1e-9)
         else:
-            level = int(torch.argmin(self.levels))
-            hits = torch.nonzero(self.index == level).flatten()
+            level = int(self.levels.argmin())
+            hits = _flat(self.index == level)
         return self.minimum, [bitstring(int(z), self.n) for z in hits[:max_bitstrings].tolist()]
 
 
@@ -131,15 +199,15 @@ def bitstring(z: int, n: int) -> str:
     return format(z, f"0{n}b")
 
 
-def _pair_add(acc: torch.Tensor, n: int, i: int, j: int, table: torch.Tensor) -> None:
-    """acc[z] += table[bit_i(z), bit_j(z)] for wires i < j, in place by broadcasting."""
-    view = acc.view(2**i, 2, 2 ** (j - i - 1), 2, 2 ** (n - j - 1))
-    view += table.view(1, 2, 1, 2, 1)
+def _pair_add(acc, n: int, i: int, j: int, table) -> None:
+    """acc[z] += table[bit_i(z), bit_j(z)] for wires i < j, in place by broadcasting (numpy or torch)."""
+    view = acc.reshape(2**i, 2, 2 ** (j - i - 1), 2, 2 ** (n - j - 1))
+    view += table.reshape(1, 2, 1, 2, 1)
 
 
-def _single_add(acc: torch.Tensor, n: int, i: int, table: torch.Tensor) -> None:
-    view = acc.view(2**i, 2, 2 ** (n - i - 1))
-    view += table.view(1, 2, 1)
+def _single_add(acc, n: int, i: int, table) -> None:
+    view = acc.reshape(2**i, 2, 2 ** (n - i - 1))
+    view += table.reshape(1, 2, 1)
 
 
 def _terms(problem: str, g: Graph):
@@ -166,7 +234,8 @@ def cost_diagonal(graph, problem: str = "maxcut", *, device="cpu", n_nodes: int 
     Args:
         graph: networkx graph, :class:`Graph` or edge list (see :func:`as_graph`).
         problem: ``"maxcut"`` or ``"maxclique"``.
-        device: torch device the diagonal lives on (built there, never copied from host).
+        device: where the diagonal lives: ``"cpu"`` (numpy arrays) or a torch device such as
+            ``"cuda"`` (torch tensors, built there, never copied from the host).
         n_nodes: node count for an edge list.
         weight: edge attribute with the weight; None = all weights 1.
 
@@ -184,27 +253,27 @@ def cost_diagonal(graph, problem: str = "maxcut", *, device="cpu", n_nodes: int 
     n = g.n_nodes
     if n < 1:
         raise WireError("the graph has no nodes; QAOA needs at least one qubit")
-    device = torch.device(device)
+    xp = _Numpy() if _on_cpu(device) else _Torch(device)
     unit, pairs, singles, const = _terms(problem, g)
     size = 2**n
     if unit is not None:
         # integer grid: accumulate in int32 (exact), then shift to a small unsigned index
-        acc = torch.zeros(size, dtype=torch.int32, device=device)
+        acc = xp.zeros(size, xp.int32)
         for i, j, t in pairs:
-            _pair_add(acc, n, i, j, torch.tensor(t, dtype=torch.int32, device=device))
+            _pair_add(acc, n, i, j, xp.table(t, xp.int32))
         for i, t in singles:
-            _single_add(acc, n, i, torch.tensor(t, dtype=torch.int32, device=device))
+            _single_add(acc, n, i, xp.table(t, xp.int32))
         lo, hi = int(acc.min()), int(acc.max())
         span = hi - lo + 1
         acc -= lo
-        idx_dtype = torch.uint8 if span <= 256 else (torch.int16 if span <= 32767 else torch.int32)
-        index = acc.to(idx_dtype) if idx_dtype is not torch.int32 else acc
-        levels = (torch.arange(span, dtype=torch.float64, device=device) + lo + const) * unit
+        idx_dtype = xp.uint8 if span <= 256 else (xp.int16 if span <= 32767 else xp.int32)
+        index = xp.cast(acc, idx_dtype) if idx_dtype is not xp.int32 else acc
+        levels = (xp.arange(span) + lo + const) * unit
         return CostDiagonal(n=n, problem=problem, index=index, levels=levels, values=None,
                             minimum=(lo + const) * unit, maximum=(hi + const) * unit)
-    values = torch.zeros(size, dtype=torch.float64, device=device)
+    values = xp.zeros(size, xp.float64)
     for i, j, t in pairs:
-        _pair_add(values, n, i, j, torch.tensor(t, dtype=torch.float64, device=device))
+        _pair_add(values, n, i, j, xp.table(t, xp.float64))
     values += const
     return CostDiagonal(n=n, problem=problem, index=None, levels=None, values=values,
                         minimum=float(values.min()), maximum=float(values.max()))

@@ -4,19 +4,20 @@ Holds the cost diagonal (built once, on the target device) and preallocated
 state buffers, and dispatches each sweep to the fused numba kernels (CPU) or
 to the torch reference (CPU or CUDA). Parameters follow PennyLane's QAOA
 tutorial: ``params`` of shape ``(2, p)`` = ``[gammas, betas]``, or a batch
-``(B, 2, p)``.
+``(B, 2, p)``. The numba path is numpy and numba alone: torch is imported only
+for the torch backend (a CUDA device, or ``backend="torch"``).
 """
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from qhybrid.errors import DeviceError, OperationError
-from qhybrid.qaoa import memory, torch_engine
+from qhybrid.qaoa import memory
 from qhybrid.qaoa.problem import CostDiagonal, bitstring, cost_diagonal
 
-DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64}
+DTYPES = ("complex128", "complex64")
 BACKENDS = ("auto", "numba", "torch")
+_NUMPY = {"complex128": (np.complex128, np.float64), "complex64": (np.complex64, np.float32)}
 
 
 def _has_numba() -> bool:
@@ -24,6 +25,22 @@ def _has_numba() -> bool:
 
     jit.notice()  # one line on stderr when numba is missing
     return jit.HAVE_NUMBA
+
+
+def _dtype_name(dtype) -> str:
+    """``"complex128"`` / ``"complex64"`` from a name or a torch dtype.
+
+    Raises:
+        OperationError: any other dtype.
+    """
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPES:
+        raise OperationError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
+    return name
+
+
+def _device_type(device) -> str:
+    return getattr(device, "type", None) or str(device).split(":", 1)[0]
 
 
 def _popcount(m: int) -> np.ndarray:
@@ -34,13 +51,21 @@ def _popcount(m: int) -> np.ndarray:
     return pop
 
 
+def _top(probs: np.ndarray, k: int) -> list[tuple[float, int]]:
+    """The ``k`` largest ``(probability, index)`` pairs, largest first."""
+    k = min(k, probs.size)
+    idx = np.argpartition(-probs, k - 1)[:k]
+    idx = idx[np.argsort(-probs[idx], kind="stable")]
+    return [(float(probs[i]), int(i)) for i in idx]
+
+
 class QAOA:
     """A QAOA instance: graph + problem -> energies and gradients of the PennyLane circuit.
 
     Args:
         graph: networkx graph on nodes ``0..n-1``, or an edge list ``[(i, j[, w]), ...]``.
         problem: ``"maxcut"`` (default) or ``"maxclique"`` (unconstrained, X mixer).
-        dtype: ``torch.complex128`` (default) or ``torch.complex64`` (or their names).
+        dtype: ``"complex128"`` (default) or ``"complex64"`` (or the torch dtypes).
         device: torch device (``"cpu"``, ``"cuda"``).
         backend: ``"auto"`` (numba on CPU when installed, else torch), ``"numba"``, ``"torch"``.
         n_nodes: node count for an edge list with isolated trailing nodes.
@@ -58,23 +83,21 @@ class QAOA:
 
     STORE_BUDGET = 1200 * 2**20  # bytes of state buffers the stored-state sweep may hold
 
-    def __init__(self, graph, *, problem: str = "maxcut", dtype=torch.complex128, device="cpu",
+    def __init__(self, graph, *, problem: str = "maxcut", dtype="complex128", device="cpu",
                  backend: str = "auto", n_nodes: int | None = None, weight: str | None = "weight",
                  memory_limit: int | None = None, block_bits: int | None = None):
-        if isinstance(dtype, str):
-            if dtype not in DTYPES:
-                raise OperationError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPES)}")
-            dtype = DTYPES[dtype]
-        if dtype not in DTYPES.values():
-            raise OperationError(f"unsupported dtype {dtype}; valid: complex128, complex64")
-        device = torch.device(device)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise DeviceError(f"device {device} requested but CUDA is not available; use 'cpu'")
+        dtype = _dtype_name(dtype)
+        where = _device_type(device)
+        if where == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise DeviceError(f"device {device} requested but CUDA is not available; use 'cpu'")
         if backend not in BACKENDS:
             raise OperationError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
         if backend == "auto":
-            backend = "numba" if (device.type == "cpu" and _has_numba()) else "torch"
-        if backend == "numba" and device.type != "cpu":
+            backend = "numba" if (where == "cpu" and _has_numba()) else "torch"
+        if backend == "numba" and where != "cpu":
             raise DeviceError(f"the numba backend runs on CPU only, not {device}; use backend='torch'")
         self.dtype, self.device, self.backend, self.problem = dtype, device, backend, problem
         self._limit = memory_limit
@@ -108,7 +131,7 @@ class QAOA:
 
     # -- parameters --------------------------------------------------------------
     def _params(self, params) -> tuple[np.ndarray, bool]:
-        arr = params.detach().cpu().numpy() if isinstance(params, torch.Tensor) else np.asarray(params)
+        arr = params.detach().cpu().numpy() if hasattr(params, "detach") else np.asarray(params)
         arr = np.asarray(arr, dtype=np.float64)
         single = arr.ndim == 2
         if single:
@@ -122,7 +145,9 @@ class QAOA:
         """``<C>``: a float for ``(2, p)`` params, a float64 array ``(B,)`` for a batch."""
         arr, single = self._params(params)
         if self.backend == "torch":
-            e = torch_engine.energy(self.diagonal, torch.as_tensor(arr, device=self.device), dtype=self.dtype,
+            from qhybrid.qaoa import torch_engine
+
+            e = torch_engine.energy(self.diagonal, self._tensor(arr), dtype=self._torch_dtype(),
                                     prepared=self._prepared())
             e = e.cpu().numpy()
         else:
@@ -133,11 +158,12 @@ class QAOA:
         """``(<C>, d<C>/dparams)``; gradient shaped like ``params`` (float64 numpy)."""
         arr, single = self._params(params)
         if self.backend == "torch":
+            from qhybrid.qaoa import torch_engine
+
             out = []
             for a in arr:  # one parameter set at a time keeps the reference's temporaries bounded
-                e, g = torch_engine.energy_and_grad(self.diagonal, torch.as_tensor(a[None], device=self.device),
-                                                    dtype=self.dtype, prepared=self._prepared(),
-                                                    stored=self._torch_stored(a.shape[1]))
+                e, g = torch_engine.energy_and_grad(self.diagonal, self._tensor(a[None]), dtype=self._torch_dtype(),
+                                                    prepared=self._prepared(), stored=self._torch_stored(a.shape[1]))
                 out.append((float(e[0]), g[0].cpu().numpy()))
         else:
             out = [self._numba_sweep(a, grad=True) for a in arr]
@@ -145,18 +171,18 @@ class QAOA:
             return out[0]
         return np.array([o[0] for o in out]), np.stack([o[1] for o in out])
 
-    def state(self, params) -> torch.Tensor:
-        """The final state ``(2**n,)`` for one parameter set (a copy)."""
+    def state(self, params) -> np.ndarray:
+        """The final state ``(2**n,)`` for one parameter set, as a numpy array (a copy, on the host)."""
         arr, _ = self._params(params)
         if self.backend == "torch":
-            return torch_engine.forward(self.diagonal, torch.as_tensor(arr[:1], device=self.device),
-                                        dtype=self.dtype, prepared=self._prepared())[0]
+            return self._state_tensor(arr).cpu().numpy()
         self._numba_sweep(arr[0], grad=False)
         return self._numba_state()
 
-    def probabilities(self, params) -> torch.Tensor:
-        """``|<z|psi>|^2`` as float64 ``(2**n,)``, index z with wire 0 most significant."""
-        return self.state(params).abs().square().to(torch.float64)
+    def probabilities(self, params) -> np.ndarray:
+        """``|<z|psi>|^2`` as float64 ``(2**n,)`` (numpy), index z with wire 0 most significant."""
+        psi = self.state(params)
+        return (psi.real.astype(np.float64) ** 2 + psi.imag.astype(np.float64) ** 2)
 
     def most_likely(self, params, k: int = 5) -> list[dict]:
         """The ``k`` most likely bitstrings: ``[{"bitstring", "probability", "cost"}, ...]``."""
@@ -164,22 +190,38 @@ class QAOA:
         if self.backend == "numba" and self._symmetric():
             # psi(0 y) = psi(1 not y): rank the half, then expand each index to its flipped pair
             self._numba_sweep(arr[0], grad=False)
-            half = self._bufs["psi_t"]
-            top = torch.topk(half.abs().square().to(torch.float64), min((k + 1) // 2, half.numel()))
+            half = self._bufs["psi"]
             pairs = []
-            for p, y in zip(top.values.tolist(), top.indices.tolist()):
+            for p, y in _top(half.real.astype(np.float64) ** 2 + half.imag.astype(np.float64) ** 2, (k + 1) // 2):
                 pairs += [(p, y), (p, 2**self.n - 1 - y)]
             pairs = pairs[:k]
-        else:
-            probs = self.probabilities(params)
+        elif self.backend == "numba":
+            pairs = _top(self.probabilities(params), k)
+        else:  # on the torch device: only the k winners come back to the host
+            import torch
+
+            probs = self._state_tensor(arr).abs().square().to(torch.float64)
             top = torch.topk(probs, min(k, probs.numel()))
             pairs = list(zip(top.values.tolist(), top.indices.tolist()))
-        d = self.diagonal
-        out = []
-        for p, z in pairs:
-            cost = d.values[z] if d.values is not None else d.levels[d.index[z].long()]
-            out.append({"bitstring": bitstring(z, self.n), "probability": p, "cost": float(cost)})
-        return out
+        return [{"bitstring": bitstring(z, self.n), "probability": p, "cost": self.diagonal.cost(z)}
+                for p, z in pairs]
+
+    # -- the torch reference ----------------------------------------------------------
+    def _torch_dtype(self):
+        import torch
+
+        return getattr(torch, self.dtype)
+
+    def _tensor(self, arr: np.ndarray):
+        import torch
+
+        return torch.as_tensor(arr, device=self.device)
+
+    def _state_tensor(self, arr: np.ndarray):
+        from qhybrid.qaoa import torch_engine
+
+        return torch_engine.forward(self.diagonal, self._tensor(arr[:1]), dtype=self._torch_dtype(),
+                                    prepared=self._prepared())[0]
 
     def _torch_stored(self, p: int) -> bool:
         """Use the stored-state sweep when its ~(2p + 6) states fit (the torch path's temporaries)."""
@@ -191,7 +233,9 @@ class QAOA:
 
     def _prepared(self):
         if self._torch_prep is None:
-            self._torch_prep = torch_engine.prepare(self.diagonal, self.dtype)
+            from qhybrid.qaoa import torch_engine
+
+            self._torch_prep = torch_engine.prepare(self.diagonal, self._torch_dtype())
         return self._torch_prep
 
     # -- the fused CPU sweep --------------------------------------------------------
@@ -199,10 +243,10 @@ class QAOA:
         from qhybrid.qaoa import numba_kernels as nk
 
         n = self._n_eff()
-        kmax = self._block_bits or (14 if self.dtype == torch.complex128 else 15)
+        kmax = self._block_bits or (14 if self.dtype == "complex128" else 15)
         k = n if n <= 4 else min(kmax, n - 2)
         nt = nk.num_threads()
-        item = 16 if self.dtype == torch.complex128 else 8
+        item = memory.state_bytes(0, self.dtype)
         w = getattr(self, "_tile_width", None) or max(4, min(64, (256 << 10) // (item * 2 ** max(n - k, 0))))
         while w > 1 and (2**k) // w < 2 * nt:
             w //= 2
@@ -220,12 +264,10 @@ class QAOA:
             k, w, nt = self._layout()
             n, ne = self.n, self._n_eff()
             half = 2**ne
-            real = np.float64 if self.dtype == torch.complex128 else np.float32
-            cplx = np.complex128 if self.dtype == torch.complex128 else np.complex64
+            cplx, real = _NUMPY[self.dtype]
             # numpy allocations: large ones are madvised for transparent huge pages (fewer TLB
-            # misses in the strided high passes); torch views share the memory
+            # misses in the strided high passes)
             psi, lam = np.empty(half, dtype=cplx), np.empty(half, dtype=cplx)
-            psi_t, lam_t = torch.from_numpy(psi), torch.from_numpy(lam)
             nh = ne - k
             rows = 2**nh
             pop_r, pop_c = _popcount(nh), _popcount(k)
@@ -241,14 +283,14 @@ class QAOA:
             d = self.diagonal
             # one index type (int16) for every problem keeps the kernels to one compiled version per
             # dtype; a cost span beyond int16 is looked up directly as float64 values
-            direct = d.values is not None or d.index.dtype == torch.int32
+            direct = d.values is not None or d.index.dtype == np.int32
             if direct:
                 index = np.zeros(1, dtype=np.int16)
-                levels = (d.values[:half] if d.values is not None else d.levels[d.index[:half].long()]).numpy()
+                levels = d.values[:half] if d.values is not None else d.levels[d.index[:half]]
             else:
-                index, levels = d.index[:half].to(torch.int16).numpy(), d.levels.numpy()
+                index, levels = d.index[:half].astype(np.int16), d.levels
             self._bufs = dict(
-                k=k, w=w, nt=nt, rows=rows, real=real, cplx=cplx, psi_t=psi_t, lam_t=lam_t,
+                k=k, w=w, nt=nt, rows=rows, real=real, cplx=cplx,
                 psi=psi, psf=psi.view(real), lam=lam, laf=lam.view(real),
                 scratch=scratch, scratchf=scratch.view(real), direct=direct,
                 index=index, levels=levels,
@@ -258,11 +300,11 @@ class QAOA:
             )
         return self._bufs
 
-    def _numba_state(self) -> torch.Tensor:
+    def _numba_state(self) -> np.ndarray:
         b = self._bufs
         if b["fold"] == 2.0:  # psi(1 z') = psi(0 not z')
-            return torch.cat([b["psi_t"], b["psi_t"].flip(0)])
-        return b["psi_t"].clone()
+            return np.concatenate([b["psi"], b["psi"][::-1]])
+        return b["psi"].copy()
 
     SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
 
@@ -318,7 +360,7 @@ class QAOA:
         """``2p - 1`` extra state buffers for the stored-state sweep, or None when they do not fit."""
         b = self._bufs
         need = 2 * p - 1
-        item = 16 if self.dtype == torch.complex128 else 8
+        item = memory.state_bytes(0, self.dtype)
         total = (need + 2) * b["half"] * item + b["index"].nbytes
         if total > (self._limit if self._limit is not None else self.STORE_BUDGET):
             return None

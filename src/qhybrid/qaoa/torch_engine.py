@@ -5,7 +5,8 @@ The circuit is PennyLane's: ``H^{\\otimes n}|0>``, then for each layer
 wire), measured with ``<C>``. The mixer is applied as ``W D' W`` with ``W`` the
 unnormalised Walsh–Hadamard transform and ``D'(z) = exp(-i beta sum_i Z_i(z)) / 2**n``;
 Max-Cut runs on the half of the state with wire 0 = 0 (flip symmetry). See
-``ADJOINT.md``. States are ``(B, 2**n_eff)``: one row per parameter set.
+``ADJOINT.md``. States are ``(B, 2**n_eff)``: one row per parameter set. A CPU cost diagonal (numpy) is
+shared with torch, not copied.
 
 These functions trust their inputs (validated by :class:`~qhybrid.qaoa.QAOA`).
 """
@@ -64,6 +65,13 @@ def wht(state: torch.Tensor, n: int, *, group: int = 6) -> torch.Tensor:
     return torch.view_as_complex(x.reshape(batch, 2**n, 2).contiguous())
 
 
+def _tensor(a):
+    """A cost diagonal's array as a torch tensor (numpy arrays shared, not copied)."""
+    if a is None or isinstance(a, torch.Tensor):
+        return a
+    return torch.from_numpy(a)
+
+
 class Prepared:
     """What a sweep needs (built once per problem and dtype), restricted to the simulated half for Max-Cut."""
 
@@ -73,10 +81,11 @@ class Prepared:
         self.m = self.n - 1 if self.symmetric else self.n
         self.size = 2**self.m
         self.fold = 2.0 if self.symmetric else 1.0
-        self.index = diag.index[: self.size].long() if diag.index is not None else None
-        self.levels = diag.levels
-        self.values = diag.values[: self.size] if diag.values is not None else None
-        self.device = diag.device
+        index, levels, values = (_tensor(a) for a in (diag.index, diag.levels, diag.values))
+        self.index = index[: self.size].long() if index is not None else None
+        self.levels = levels
+        self.values = values[: self.size] if values is not None else None
+        self.device = (index if index is not None else values).device
         self.cost = (self.levels[self.index] if self.index is not None else self.values)  # float64
         self.cost_r = self.cost.to(_REAL[dtype])
         self.zs = zsum(self.n, self.device, symmetric=self.symmetric)

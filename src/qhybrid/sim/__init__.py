@@ -15,16 +15,48 @@ Public API::
 States are ``(B, 2**n)``, wire 0 the most significant bit. ``B`` is the
 parameter-broadcast batch (1 when nothing is broadcast). See ``README.md``
 for how fusion and the adjoint method work.
-"""
-from .adjoint import adjoint_jacobian
-from .cache import Cache
-from .circuit import Circuit, DenseTerm, Measurement, Observable, Operation, PauliTerm
-from .fuse import build_plan
-from .gates import GATES
-from .plan import Plan, structure_key
-from .simulate import final_state, simulate
 
-__all__ = [
-    "Cache", "Circuit", "DenseTerm", "GATES", "Measurement", "Observable", "Operation", "PauliTerm", "Plan",
-    "adjoint_jacobian", "build_plan", "final_state", "simulate", "structure_key",
-]
+The names above load on first use (PEP 562): importing a submodule that needs neither
+torch nor the circuit machinery (``sim.jit``, ``sim.walsh``, ``sim.memory``: the QAOA fast
+path) does not import them.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+_HOMES = {
+    "adjoint_jacobian": "adjoint", "Cache": "cache", "Circuit": "circuit", "DenseTerm": "circuit",
+    "Measurement": "circuit", "Observable": "circuit", "Operation": "circuit", "PauliTerm": "circuit",
+    "GATES": "gates", "final_state": "simulate", "simulate": "simulate",
+    "build_plan": "fuse", "Plan": "plan", "structure_key": "plan",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'qhybrid.sim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``qhybrid.sim.simulate`` the function: importing the submodule of the same name
+    binds the module on its package, which the eager package then replaced by the function."""
+
+    def __setattr__(self, name, value):
+        if name == "simulate" and isinstance(value, types.ModuleType):
+            value = value.simulate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

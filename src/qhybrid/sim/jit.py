@@ -104,12 +104,12 @@ def threads(n: int | None, *, torch_too: bool = True):
     if n is None:
         yield
         return
-    import torch
+    if torch_too:  # (torch only when asked: the numba-only QAOA path never imports it)
+        import torch
 
-    old_torch = torch.get_num_threads()
-    old_nb = numba.get_num_threads() if HAVE_NUMBA else None
-    if torch_too:
+        old_torch = torch.get_num_threads()
         torch.set_num_threads(int(n))
+    old_nb = numba.get_num_threads() if HAVE_NUMBA else None
     if HAVE_NUMBA:
         numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
     try:

@@ -4,25 +4,42 @@
 ``available_bytes(device)`` reads ``MemAvailable`` from ``/proc/meminfo`` on
 Linux CPUs (no psutil) and ``torch.cuda.mem_get_info`` on CUDA;
 ``check_memory(...)`` raises :class:`~qhybrid.errors.MemoryLimitError` naming both.
+torch is imported only for a CUDA device or a torch dtype's size (a CPU check is arithmetic
+and ``/proc``, so the CLI's pre-flight and the numba QAOA path stay torch-free).
 """
 from __future__ import annotations
 
-import torch
-
 from ..errors import MemoryLimitError
 
+#: bytes per amplitude, by dtype name (``"complex128"``, ``torch.complex128`` and numpy's alike)
+ITEMSIZE = {"complex128": 16, "complex64": 8, "float64": 8, "float32": 4}
 
-def required_bytes(n_wires: int, *, batch: int = 1, dtype=torch.complex128, n_states: int = 2) -> int:
+
+def itemsize(dtype) -> int:
+    """Bytes per element of ``dtype``: a name, a numpy dtype or a torch dtype."""
+    name = str(dtype).replace("torch.", "")
+    if name in ITEMSIZE:
+        return ITEMSIZE[name]
+    import torch
+
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _device_type(device) -> str:
+    return getattr(device, "type", None) or str(device).split(":", 1)[0]
+
+
+def required_bytes(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: int = 2) -> int:
     """Bytes for ``n_states`` state vectors of ``batch`` rows of ``2**n_wires`` amplitudes."""
-    item = torch.empty((), dtype=dtype).element_size()
-    return int(n_states) * int(batch) * (2**int(n_wires)) * item
+    return int(n_states) * int(batch) * (2**int(n_wires)) * itemsize(dtype)
 
 
 def available_bytes(device="cpu") -> int | None:
     """Free memory on ``device`` in bytes, or None when it cannot be read."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(device)
+    if _device_type(device) == "cuda":
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
     try:
         with open("/proc/meminfo") as f:
@@ -38,7 +55,7 @@ def _fmt(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
-def check_memory(n_wires: int, *, batch: int = 1, dtype=torch.complex128, n_states: int = 2,
+def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: int = 2,
                  device="cpu", available: int | None = None) -> int:
     """Raise MemoryLimitError when the run would not fit; return the estimate in bytes."""
     need = required_bytes(n_wires, batch=batch, dtype=dtype, n_states=n_states)
@@ -47,6 +64,6 @@ def check_memory(n_wires: int, *, batch: int = 1, dtype=torch.complex128, n_stat
         raise MemoryLimitError(
             f"simulating {n_wires} qubits (batch {batch}, {str(dtype).replace('torch.', '')}, "
             f"{n_states} state buffers) needs {_fmt(need)} but only {_fmt(free)} is available on "
-            f"{torch.device(device)}; use fewer wires, a smaller batch or c_dtype=complex64"
+            f"{device}; use fewer wires, a smaller batch or c_dtype=complex64"
         )
     return need

@@ -23,10 +23,17 @@ _OPTS = dict(fastmath=True, cache=True, nogil=True)
 # per access that stops LLVM vectorising) and see the stride as a compile-time constant (one loop
 # per power of two, selected by _any8/_any4/_any2): with both, the loops compile to packed
 # AVX2/AVX-512 adds without runtime alias checks, about 1.5-2x faster than the slice form and
-# 3x faster than the same loop with a run-time stride. Blocks and tiles hold at most 2**16
-# floats, so a radix-r pass sees strides up to 2**16 / r; the chains stop there (a larger
-# block_bits still works, its wider strides at run time).
+# 3x faster than the same loop with a run-time stride. Each specialisation costs compile time
+# (in every kernel that links these), so the chains hold only the strides that
+# ``qhybrid.qaoa.QAOA``'s layouts reach (``STRIDES``: every n up to 34, both dtypes, 1 to 64
+# threads, default block_bits); any other stride (an explicit block_bits) runs at run time.
 _U2, _U3, _U4, _U5, _U6, _U7 = (np.uint64(v) for v in range(2, 8))
+
+#: float strides compiled apart, by radix (see the comment above; tests/sim/test_walsh.py checks
+#: that every layout's strides are here)
+STRIDES = {8: (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192),
+           4: (2, 4, 8, 16, 32, 64, 128, 1024, 2048, 8192, 16384),
+           2: (2, 16, 128, 1024, 2048, 8192, 16384, 32768)}
 
 
 @njit(inline="always", **_OPTS)
@@ -100,14 +107,10 @@ def _pass2(f, start, size, h):
 
 @njit(**_OPTS)
 def _any8(f, start, size, h):
-    """Radix-8 pass at float stride ``h`` (a power of two; 2..2**13 compiled apart, larger ones at run time): each stride is its own
-    compiled loop, so LLVM sees a constant distance between operands and vectorises without
-    runtime alias checks."""
-    if h == 2:
-        _pass8(f, start, size, 2)
-    elif h == 4:
-        _pass8(f, start, size, 4)
-    elif h == 8:
+    """Radix-8 pass at float stride ``h`` (a power of two): each stride a layout reaches is its own
+    compiled loop (see ``STRIDES``), so LLVM sees a constant distance between operands and
+    vectorises without runtime alias checks; any other stride runs at run time."""
+    if h == 8:
         _pass8(f, start, size, 8)
     elif h == 16:
         _pass8(f, start, size, 16)
@@ -135,9 +138,9 @@ def _any8(f, start, size, h):
 
 @njit(**_OPTS)
 def _any4(f, start, size, h):
-    """Radix-4 pass at float stride ``h`` (a power of two; 2..2**14 compiled apart, larger ones at run time): each stride is its own
-    compiled loop, so LLVM sees a constant distance between operands and vectorises without
-    runtime alias checks."""
+    """Radix-4 pass at float stride ``h`` (a power of two): each stride a layout reaches is its own
+    compiled loop (see ``STRIDES``), so LLVM sees a constant distance between operands and
+    vectorises without runtime alias checks; any other stride runs at run time."""
     if h == 2:
         _pass4(f, start, size, 2)
     elif h == 4:
@@ -152,16 +155,10 @@ def _any4(f, start, size, h):
         _pass4(f, start, size, 64)
     elif h == 128:
         _pass4(f, start, size, 128)
-    elif h == 256:
-        _pass4(f, start, size, 256)
-    elif h == 512:
-        _pass4(f, start, size, 512)
     elif h == 1024:
         _pass4(f, start, size, 1024)
     elif h == 2048:
         _pass4(f, start, size, 2048)
-    elif h == 4096:
-        _pass4(f, start, size, 4096)
     elif h == 8192:
         _pass4(f, start, size, 8192)
     elif h == 16384:
@@ -172,33 +169,19 @@ def _any4(f, start, size, h):
 
 @njit(**_OPTS)
 def _any2(f, start, size, h):
-    """Radix-2 pass at float stride ``h`` (a power of two; 2..2**15 compiled apart, larger ones at run time): each stride is its own
-    compiled loop, so LLVM sees a constant distance between operands and vectorises without
-    runtime alias checks."""
+    """Radix-2 pass at float stride ``h`` (a power of two): each stride a layout reaches is its own
+    compiled loop (see ``STRIDES``), so LLVM sees a constant distance between operands and
+    vectorises without runtime alias checks; any other stride runs at run time."""
     if h == 2:
         _pass2(f, start, size, 2)
-    elif h == 4:
-        _pass2(f, start, size, 4)
-    elif h == 8:
-        _pass2(f, start, size, 8)
     elif h == 16:
         _pass2(f, start, size, 16)
-    elif h == 32:
-        _pass2(f, start, size, 32)
-    elif h == 64:
-        _pass2(f, start, size, 64)
     elif h == 128:
         _pass2(f, start, size, 128)
-    elif h == 256:
-        _pass2(f, start, size, 256)
-    elif h == 512:
-        _pass2(f, start, size, 512)
     elif h == 1024:
         _pass2(f, start, size, 1024)
     elif h == 2048:
         _pass2(f, start, size, 2048)
-    elif h == 4096:
-        _pass2(f, start, size, 4096)
     elif h == 8192:
         _pass2(f, start, size, 8192)
     elif h == 16384:

@@ -179,11 +179,9 @@ class _Fast:
     """qhybrid's fast QAOA path."""
 
     def __init__(self, graph, settings: Settings, device_name: str):
-        import torch
-
         from qhybrid.qaoa import QAOA
 
-        if device_name == "qhybrid.gpu" and not torch.cuda.is_available():
+        if device_name == "qhybrid.gpu" and not _cuda():
             raise DeviceError("device local:qhybrid/qhybrid.gpu needs CUDA, which is not available; "
                               "use local:qhybrid/qhybrid.cpu")
         dev = "cuda" if device_name == "qhybrid.gpu" else "cpu"
@@ -272,13 +270,22 @@ def make_simulator(graph, settings: Settings, device_string: str):
 
 
 # -- the job ------------------------------------------------------------------------------
-def _set_threads() -> None:
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _set_threads(*, torch_too: bool) -> None:
+    """The job's thread count (``QHYBRID_TORCH_THREADS``) for numba, and for torch when it runs
+    (the numba fast path never imports torch)."""
     threads = os.environ.get("QHYBRID_TORCH_THREADS")
     if not threads:
         return
-    import torch
+    if torch_too:
+        import torch
 
-    torch.set_num_threads(max(1, int(threads)))
+        torch.set_num_threads(max(1, int(threads)))
     try:
         import numba
 
@@ -327,7 +334,9 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     import qhybrid.jobs as jobs
     from qhybrid.workloads import qaoa_report as report
 
-    _set_threads()
+    from qhybrid.devices import resolve
+
+    _set_threads(torch_too=resolve(device_string).kernels != "numba")
     if graph is None:
         graph = load_graph(settings, jobs.input_dir("input-graph"))
     sim = make_simulator(graph, settings, device_string)
