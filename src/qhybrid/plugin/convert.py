@@ -24,15 +24,19 @@ def to_numpy(x):
 _PAULIROT = {"X": "RX", "Y": "RY", "Z": "RZ", "XX": "IsingXX", "YY": "IsingYY", "ZZ": "IsingZZ"}
 
 
-def _pauli_rot_name(op):
-    """The table gate equal to a PauliRot (same angle), or None."""
-    word = op.hyperparameters["pauli_word"].replace("I", "") if "I" not in op.hyperparameters["pauli_word"] \
-        else None
-    if not word:
+def pauli_word_gate(word: str):
+    """The table gate ``G`` with ``G(theta) = exp(-i theta/2 P)`` for the Pauli word ``P`` (a string
+    such as ``"ZZ"``, no identities), or None."""
+    if not word or "I" in word:
         return None
     if word in _PAULIROT:
         return _PAULIROT[word]
     return "MultiRZ" if set(word) == {"Z"} else None
+
+
+def _pauli_rot_name(op):
+    """The table gate equal to a PauliRot (same angle), or None."""
+    return pauli_word_gate(op.hyperparameters["pauli_word"])
 
 
 def _native(op):
