@@ -133,24 +133,28 @@ SMALL_SIZES = [8, 10, 12, 14]
 
 
 def small_table(args, c_dtype) -> None:
-    """Per-call cost at 8-14 qubits through a QNode: forward alone and energy + gradient, ours
-    and the peer's taking turns (:func:`interleaved_medians`), ratio = peer / ours."""
+    """Per-call cost at 8-14 qubits through a QNode: a forward call (parameters not trainable:
+    ``Device.execute``) and energy + gradient (``qml.grad``: ``execute_and_compute_derivatives``),
+    ours and the peer's taking turns (:func:`interleaved_medians`), ratio = peer / ours."""
+    print(f"- load average before: {os.getloadavg()[0]:.2f} (two shared cores)\n")
     print("| n | forward ours ms | forward peer ms | ratio | e+grad ours ms | e+grad peer ms | ratio | max |Δ| |")
     print("|---|---|---|---|---|---|---|---|")
     for n in SMALL_SIZES:
         circuit, x0 = layered_workload(n)
         x = pnp.array(x0, requires_grad=True)
+        fixed = pnp.array(x0, requires_grad=False)
         calls, checks = [], []
         for name in (args.device, args.peer):
             qnode = qml.QNode(circuit, make_device(name, n, c_dtype), diff_method="adjoint")
             grad = qml.grad(qnode)
-            calls += [lambda q=qnode: q(x), lambda g=grad: g(x)]
-            checks.append((float(qnode(x)), np.asarray(grad(x))))
+            calls += [lambda q=qnode: q(fixed), lambda g=grad: g(x)]
+            checks.append((float(qnode(fixed)), np.asarray(grad(x))))
         fo, go, fp, gp = interleaved_medians(calls, [args.repeats] * 4)
         diff = max(abs(checks[0][0] - checks[1][0]), float(np.max(np.abs(checks[0][1] - checks[1][1]))))
         print(f"| {n} | {fo * 1e3:.2f} | {fp * 1e3:.2f} | {fp / fo:.2f}x | {go * 1e3:.2f} | {gp * 1e3:.2f} | "
               f"{gp / go:.2f}x | {diff:.1e} |")
         sys.stdout.flush()
+    print(f"\n- load average after: {os.getloadavg()[0]:.2f}")
 
 
 # ---------------------------------------------------------------- timing

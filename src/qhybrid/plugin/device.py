@@ -24,7 +24,9 @@ breaks a script: ``batch_obs`` is a no-op (every observable of a tape shares one
 forward and one backward sweep already); ``mcmc``, ``kernel_name``, ``num_burnin``
 are checked as lightning checks them, and samples are then drawn exactly from the
 state's probabilities (the distribution MCMC approximates), so ``mcmc=True`` is a
-documented no-op. Capabilities are declared in ``qhybrid.toml`` beside this module
+documented no-op. A tape's conversion is planned once per structure and reused with each
+call's parameters (:mod:`.plan`); ``ApproxTimeEvolution`` (QAOA's cost and mixer layers) runs
+without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml`` beside this module
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.

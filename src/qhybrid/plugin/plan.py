@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pennylane.operation import StatePrepBase
+from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import Circuit, Measurement, Operation
 from .convert import _native, convert_observable, convert_op, pauli_word_gate, to_numpy
@@ -112,8 +113,22 @@ class TapePlan:
 def structure_key(tape, wire_order) -> tuple:
     """What decides a tape's :class:`TapePlan`: each operation's name and wires (and a
     ``PauliRot``'s word), the trainable parameters, the wire order."""
-    ops = tuple((op.name, op.wires) if op.name not in _KEYED else _KEYED[op.name](op) for op in tape.operations)
-    return ops, tuple(tape.trainable_params), tuple(wire_order)
+    return tuple(map(_op_key, tape.operations)), tuple(tape.trainable_params), tuple(wire_order)
+
+
+def _op_key(op) -> tuple:
+    make = _KEYED.get(op.name)
+    if make is not None:
+        return make(op)
+    controlled = _CONTROLLED.get(type(op))
+    if controlled is None:
+        controlled = _CONTROLLED[type(op)] = isinstance(op, Controlled)
+    if controlled:  # a controlled op's ``wires`` is built anew at each access (~20 us a CNOT)
+        return op.name, op.hyperparameters["control_wires"], op.base.wires
+    return op.name, op.wires
+
+
+_CONTROLLED: dict = {}  # operation type -> whether it is a Controlled (isinstance costs microseconds)
 
 
 def _evolution_key(op) -> tuple:
