@@ -1,4 +1,4 @@
-"""PennyLane tape -> engine :class:`~qhybrid.sim.circuit.Circuit`.
+"""PennyLane operations and observables -> the engine's (a whole tape: :mod:`.plan`).
 
 Trusts that the device's preprocess has run: every operation is in the gate
 table, an ``Adjoint`` of one, a state preparation, or has a matrix.
@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pennylane as qml
-from pennylane.operation import StatePrepBase
 
-from ..sim.circuit import Circuit, DenseTerm, Measurement, Observable, Operation, PauliTerm
+from ..sim.circuit import DenseTerm, Observable, Operation, PauliTerm
 from ..sim.gates import GATES
 
 
@@ -24,15 +23,19 @@ def to_numpy(x):
 _PAULIROT = {"X": "RX", "Y": "RY", "Z": "RZ", "XX": "IsingXX", "YY": "IsingYY", "ZZ": "IsingZZ"}
 
 
-def _pauli_rot_name(op):
-    """The table gate equal to a PauliRot (same angle), or None."""
-    word = op.hyperparameters["pauli_word"].replace("I", "") if "I" not in op.hyperparameters["pauli_word"] \
-        else None
-    if not word:
+def pauli_word_gate(word: str):
+    """The table gate ``G`` with ``G(theta) = exp(-i theta/2 P)`` for the Pauli word ``P`` (a string
+    such as ``"ZZ"``, no identities), or None."""
+    if not word or "I" in word:
         return None
     if word in _PAULIROT:
         return _PAULIROT[word]
     return "MultiRZ" if set(word) == {"Z"} else None
+
+
+def _pauli_rot_name(op):
+    """The table gate equal to a PauliRot (same angle), or None."""
+    return pauli_word_gate(op.hyperparameters["pauli_word"])
 
 
 def _native(op):
@@ -89,39 +92,3 @@ def convert_observable(obs, wire_map) -> Observable:
             m = to_numpy(qml.matrix(o, wire_order=o.wires))
             dense.append(DenseTerm(c.real, tuple(wire_map[w] for w in o.wires), m))
     return Observable(tuple(paulis), tuple(dense))
-
-
-def convert_tape(tape, wire_order) -> Circuit:
-    """The tape's operations (and expval/var/probs/state measurements) on ``wire_order``.
-
-    Measurements the engine does not compute itself become ``None`` placeholders;
-    the device finishes them with PennyLane's ``process_state``.
-    """
-    wire_map = {w: i for i, w in enumerate(wire_order)}
-    n = len(wire_order)
-    trainable = set(tape.trainable_params)
-    ops, init, p = [], None, 0
-    for k, op in enumerate(tape.operations):
-        tr = [j for j in range(op.num_params) if p + j in trainable]
-        p += op.num_params
-        if isinstance(op, StatePrepBase) and k == 0:
-            init = to_numpy(op.state_vector(wire_order=wire_order)).reshape(-1, 2**n)
-            continue
-        if op.name == "Identity":
-            continue
-        if op.name == "Rot":
-            ops.extend(rot_as_rotations(op, wire_map, tr))
-            continue
-        ops.append(convert_op(op, wire_map, tr))
-    meas = []
-    for mp in tape.measurements:
-        kind = type(mp).__name__
-        if kind == "ExpectationMP" and mp.obs is not None:
-            meas.append(Measurement("expval", convert_observable(mp.obs, wire_map)))
-        elif kind == "VarianceMP" and mp.obs is not None:
-            meas.append(Measurement("var", convert_observable(mp.obs, wire_map)))
-        elif kind == "ProbabilityMP" and mp.obs is None and mp.mv is None:
-            meas.append(Measurement("probs", wires=tuple(wire_map[w] for w in (mp.wires or wire_order))))
-        else:
-            meas.append(None)
-    return Circuit(n, tuple(ops), tuple(meas), initial_state=init)

@@ -24,7 +24,9 @@ breaks a script: ``batch_obs`` is a no-op (every observable of a tape shares one
 forward and one backward sweep already); ``mcmc``, ``kernel_name``, ``num_burnin``
 are checked as lightning checks them, and samples are then drawn exactly from the
 state's probabilities (the distribution MCMC approximates), so ``mcmc=True`` is a
-documented no-op. Capabilities are declared in ``qhybrid.toml`` beside this module
+documented no-op. A tape's conversion is planned once per structure and reused with each
+call's parameters (:mod:`.plan`); ``ApproxTimeEvolution`` (QAOA's cost and mixer layers) runs
+without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml`` beside this module
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
@@ -50,7 +52,8 @@ from ..sim.jit import threads
 from ..sim.measure import measure, sample_bits
 from ..sim.observables import expval
 from ..sim.simulate import final_state
-from .convert import convert_observable, convert_op, convert_tape
+from .convert import convert_observable, convert_op
+from .plan import PlanCache
 from .preprocess import device_pipeline
 
 _DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64}
@@ -98,13 +101,6 @@ def _check_mcmc(mcmc, kernel_name, num_burnin, shots) -> None:
         raise DeviceError(f"num_burnin={num_burnin} must be less than the number of shots ({fewest})")
 
 
-def _batched(tape, circ) -> bool:
-    """Whether the tape is broadcast (results keep a batch axis), read from the converted circuit:
-    ``tape.batch_size`` walks every parameter through PennyLane's dispatch (ms per call). A
-    state preparation's batch is only known to the tape (the converted state is always 2-d)."""
-    return circ.broadcast_ops if circ.initial_state is None else tape.batch_size is not None
-
-
 @simulator_tracking
 @single_tape_support
 class QhybridCPU(Device):
@@ -128,6 +124,7 @@ class QhybridCPU(Device):
         self._rng = _numpy_rng(seed)
         self._fuse, self._fast = fuse, fast
         self._cache = Cache()
+        self._plans = PlanCache()  # tape structure -> conversion plan (parameters change, structure does not)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
 
     def _check_backend(self):
@@ -187,17 +184,25 @@ class QhybridCPU(Device):
     def _wire_order(self, tape):
         return self.wires if self.wires is not None else tape.wires
 
+    def _circuit(self, tape):
+        """``(plan, engine circuit, batched)`` for ``tape``: the plan of its structure (made once),
+        filled with its parameters; ``batched`` when results keep a batch axis (``tape.batch_size``
+        walks every parameter through PennyLane's dispatch, ms per call; a state preparation's
+        batch is only known to the tape: the converted state is always 2-d)."""
+        plan = self._plans.plan(tape, self._wire_order(tape))
+        circ, broadcast = plan.circuit(tape, self._plans.measurements(tape, plan))
+        return plan, circ, broadcast if circ.initial_state is None else tape.batch_size is not None
+
     def _run(self, tape):
         wire_order = self._wire_order(tape)
-        circ = convert_tape(tape, wire_order)
+        _, circ, batched = self._circuit(tape)
         n = circ.n_wires
-        state = final_state(Circuit(n, circ.operations, (), circ.initial_state), dtype=self.dtype,
-                            device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
+        state = final_state(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=self._fuse,
+                            cache=self._cache)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
             self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
             return self._sampled(tape, state, wire_order)
-        batched = _batched(tape, circ)
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
@@ -246,14 +251,13 @@ class QhybridCPU(Device):
 
     # ---------------------------------------------------------------- derivatives
     def _jac(self, tape, values=False, saved=None):
-        circ = convert_tape(tape, self._wire_order(tape))
+        plan, circ, batched = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
         vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
                                      cache=self._cache, fuse=self._fuse, return_values=True, state=state)
-        batched = _batched(tape, circ)
-        jac = jac.numpy()
+        jac = plan.tape_jacobian(jac.numpy())
         vals = vals.numpy()
-        extra = self._observable_columns(tape)
+        extra = self._observable_columns(tape, circ)
         if extra is not None:
             jac = np.concatenate([jac, extra], axis=1)
         M, T = jac.shape[0], jac.shape[1]
@@ -268,7 +272,7 @@ class QhybridCPU(Device):
         v = [entry(vals[m]) for m in range(M)]
         return (v[0] if M == 1 else tuple(v)), j
 
-    def _observable_columns(self, tape):
+    def _observable_columns(self, tape, circ):
         """(M, T_obs, B) derivatives w.r.t. trainable observable parameters, or None.
 
         For ``H = sum_t c_t O_t`` (and ``c * O``), ``d<H>/dc_t = <O_t>``; other observable
@@ -278,11 +282,9 @@ class QhybridCPU(Device):
         obs_tr = [p - n_op for p in tape.trainable_params if p >= n_op]
         if not obs_tr:
             return None
-        wire_order = self._wire_order(tape)
-        wire_map = {w: i for i, w in enumerate(wire_order)}
-        circ = convert_tape(tape, wire_order)
-        state = final_state(Circuit(circ.n_wires, circ.operations, (), circ.initial_state), dtype=self.dtype,
-                            device=self._torch_device, fast=self._fast, fuse=self._fuse, cache=self._cache)
+        wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
+        state = final_state(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=self._fuse,
+                            cache=self._cache)
         B = state.shape[0]
         owner, start = [], 0
         for m, mp in enumerate(tape.measurements):

@@ -30,6 +30,7 @@ from pennylane.transforms.core import CompilePipeline, transform
 from ..errors import OperationError, WireError
 from ..sim.gates import GATES
 from .convert import _native
+from .plan import evolution_gates
 
 #: Operations with a matrix that run as one dense block when not in the table.
 _MATRIX_OK = {"MultiControlledX", "ControlledQubitUnitary", "QFT", "OrbitalRotation", "ECR", "SISWAP",
@@ -39,10 +40,23 @@ _MATRIX_OK = {"MultiControlledX", "ControlledQubitUnitary", "QFT", "OrbitalRotat
 _MAX_DENSE_WIRES = 8
 
 
+def _evolution_ok(op, *, time_trainable: bool) -> bool:
+    """An ``ApproxTimeEvolution`` the tape plan runs as table rotations (:mod:`.plan`): every Pauli
+    word has a table gate, no coefficient is trainable (they are baked into the plan), and the
+    time only when ``time_trainable``. Spares PennyLane's decomposition into hundreds of
+    ``PauliRot`` at every call (a QAOA cost layer)."""
+    if evolution_gates(op) is None:
+        return False
+    grads = [qml.math.requires_grad(d) for d in op.data]
+    return not any(grads[:-1]) and (time_trainable or not grads[-1])
+
+
 def supports_operation(op) -> bool:
     """Stopping condition of the decomposition: run natively or as a small dense block."""
     if _native(op) is not None:
         return True
+    if op.name == "ApproxTimeEvolution":
+        return _evolution_ok(op, time_trainable=False)
     if isinstance(op, StatePrepBase):
         return True
     if op.name in _MATRIX_OK or op.name.startswith(("C(", "Adjoint(")):
@@ -52,7 +66,10 @@ def supports_operation(op) -> bool:
 
 def supports_adjoint_operation(op) -> bool:
     """Trainable gates must be single-parameter table gates with a generator (``Rot`` too: the
-    tape conversion writes it as RZ RY RZ)."""
+    tape conversion writes it as RZ RY RZ; an ``ApproxTimeEvolution`` with only its time
+    trainable)."""
+    if op.name == "ApproxTimeEvolution":
+        return _evolution_ok(op, time_trainable=True)
     if not supports_operation(op):
         return False
     if op.num_params == 0 or not any(qml.math.requires_grad(d) for d in op.data) or op.name == "Rot":
