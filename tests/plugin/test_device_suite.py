@@ -1,7 +1,8 @@
 """PennyLane's own device test suite (what ``pl-device-test --device qhybrid.cpu`` runs), in a subprocess.
 
 lightning.qubit with pennylane 0.45.1 gets 389 passed, 45 skipped, 9 xfailed; we
-require zero failures and at least as many passes.
+require zero failures and at least as many passes. The analytic run is in the default
+suite (CI): every engine change is judged by it; the shots run is `slow` (make test-all).
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ def _run(*extra):
     return proc.returncode, counts, tail
 
 
-@pytest.mark.slow
 def test_device_suite_analytic():
     rc, counts, tail = _run()
     assert rc == 0 and counts.get("failed", 0) == 0, tail
