@@ -44,7 +44,7 @@ def test_all_reduce_grows_with_ranks_and_crosses_the_network():
 
 def test_qml_busy_threads_follow_the_kernels_parallel_threshold(calibration):
     from qhybrid.estimate.calibrate import qml_threads
-    from qhybrid.qml.fast import PARALLEL_MIN
+    from qhybrid.sim.registry import PARALLEL_MIN
 
     assert qml_threads(8, 16, 4) == 1 and 16 * 2 * 2**8 < PARALLEL_MIN  # one thread: the kernels run serially
     assert qml_threads(10, 16, 4) == 4 and qml_threads(10, 16, 1) == 1

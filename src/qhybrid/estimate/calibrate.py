@@ -162,8 +162,8 @@ def qml_step(model, batch: int):
 
 def qml_threads(n_wires: int, batch: int, cores: int) -> int:
     """Threads the DressedQNN kernels keep busy: all of them once a call covers ``PARALLEL_MIN``
-    amplitudes (the planar kernels' ``(B, 2, 2**n)`` planes), else one (``qml/fast.py``)."""
-    from qhybrid.qml.fast import PARALLEL_MIN
+    amplitudes (the batched kernels' ``(B, 2, 2**n)`` planes), else one (``sim/pool.py``'s rule)."""
+    from qhybrid.sim.registry import PARALLEL_MIN
 
     return cores if cores > 1 and batch * 2 * 2**n_wires >= PARALLEL_MIN else 1
 
