@@ -82,7 +82,9 @@ class TapePlan:
         """``(Circuit, broadcast)`` for ``tape``'s parameters (``broadcast``: some operation
         parameter has a batch axis, so results keep one)."""
         ops = tape.operations
-        flat = [d for op in ops for d in op.data]
+        # plain floats pass as they are (the engine reads them as numbers); anything else once
+        # through to_numpy (an array may carry a batch axis)
+        flat = [d if type(d) is float else to_numpy(d) for op in ops for d in op.data]
         init = None
         if self.state_prep:
             init = to_numpy(ops[0].state_vector(wire_order=list(self.wire_order))).reshape(-1, 2**self.n_wires)
@@ -95,11 +97,13 @@ class TapePlan:
                 continue
             params = []
             for src in s.sources:
-                if len(src) == 1 and src[0][1] == 1:
-                    v = to_numpy(flat[src[0][0]])
+                if len(src) == 1:
+                    i, f = src[0]
+                    v = flat[i] if f == 1 else f * flat[i]
                 else:
-                    v = sum(f * to_numpy(flat[i]) for i, f in src)
-                broadcast = broadcast or np.ndim(v) > _CORE_NDIM.get(s.name, 0)
+                    v = sum(f * flat[i] for i, f in src)
+                if type(v) is not float and not broadcast:
+                    broadcast = np.ndim(v) > _CORE_NDIM.get(s.name, 0)
                 params.append(v)
             out.append(Operation(s.name, s.wires, tuple(params), s.trainable, s.adjoint))
         return Circuit(self.n_wires, tuple(out), tuple(measurements), initial_state=init), broadcast
