@@ -153,3 +153,40 @@ def test_broadcast_through_plan():
     for o, t in zip(ours, theirs):
         assert np.shape(o) == np.shape(t)
         np.testing.assert_allclose(o, t, **TOL)
+
+
+def test_engine_plan_built_once_per_structure(clique, monkeypatch):
+    """The engine's fused plan is kept beside the tape plan: an optimisation loop builds it once
+    (forward and adjoint walk the same one), and the results stay exact."""
+    from qhybrid.plugin import plan as plan_module
+
+    built = []
+    real = plan_module.build_plan
+    monkeypatch.setattr(plan_module, "build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
+    circuit = _qaoa(*clique, 6, 1)
+    xs = [pnp.array(np.random.default_rng(s).uniform(size=(2, 1)), requires_grad=True) for s in range(3)]
+    ours, _ = _values_and_grads(circuit, 6, xs)
+    theirs, _ = _values_and_grads(circuit, 6, xs, "default.qubit", "backprop")
+    for (v, g), (vp, gp) in zip(ours, theirs):
+        np.testing.assert_allclose(v, vp, **TOL)
+        np.testing.assert_allclose(g, gp, **TOL)
+    assert len(built) == 1
+
+
+def test_broadcast_calls_beside_plain_ones():
+    """A tape structure met with and without a broadcast angle: the kept engine plan serves only
+    the plain calls (the broadcast ones plan their own), each call exact."""
+    dev = qml.device("qhybrid.cpu", wires=3)
+
+    def circuit(a):
+        for w in range(3):
+            qml.Hadamard(w)
+        qml.IsingZZ(a, [0, 1])
+        qml.IsingZZ(0.4, [1, 2])
+        qml.RZ(0.2, 2)
+        qml.RX(0.3, 0)
+        return qml.expval(qml.X(0) @ qml.X(1))
+
+    ours, theirs = qml.QNode(circuit, dev), qml.QNode(circuit, qml.device("default.qubit", wires=3))
+    for a in (0.3, np.array([0.1, 0.9]), 0.7, np.array([-0.2, 0.5, 1.1])):
+        np.testing.assert_allclose(ours(a), theirs(a), **TOL)

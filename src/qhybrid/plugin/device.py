@@ -185,20 +185,22 @@ class QhybridCPU(Device):
         return self.wires if self.wires is not None else tape.wires
 
     def _circuit(self, tape):
-        """``(plan, engine circuit, batched)`` for ``tape``: the plan of its structure (made once),
-        filled with its parameters; ``batched`` when results keep a batch axis (``tape.batch_size``
-        walks every parameter through PennyLane's dispatch, ms per call; a state preparation's
-        batch is only known to the tape: the converted state is always 2-d)."""
+        """``(plan, engine circuit, batched, engine plan)`` for ``tape``: the plan of its structure
+        (made once), filled with its parameters, and the engine's plan of it (kept beside it);
+        ``batched`` when results keep a batch axis (``tape.batch_size`` walks every parameter
+        through PennyLane's dispatch, ms per call; a state preparation's batch is only known to
+        the tape: the converted state is always 2-d)."""
         plan = self._plans.plan(tape, self._wire_order(tape))
         circ, broadcast = plan.circuit(tape, self._plans.measurements(tape, plan))
-        return plan, circ, broadcast if circ.initial_state is None else tape.batch_size is not None
+        batched = broadcast if circ.initial_state is None else tape.batch_size is not None
+        return plan, circ, batched, plan.engine_plan(circ, broadcast, fuse=self._fuse)
 
     def _run(self, tape):
         wire_order = self._wire_order(tape)
-        _, circ, batched = self._circuit(tape)
+        _, circ, batched, engine_plan = self._circuit(tape)
         n = circ.n_wires
         state = final_state(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=self._fuse,
-                            cache=self._cache)
+                            cache=self._cache, plan=engine_plan)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
             self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
@@ -251,10 +253,11 @@ class QhybridCPU(Device):
 
     # ---------------------------------------------------------------- derivatives
     def _jac(self, tape, values=False, saved=None):
-        plan, circ, batched = self._circuit(tape)
+        plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
         vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
-                                     cache=self._cache, fuse=self._fuse, return_values=True, state=state)
+                                     cache=self._cache, fuse=self._fuse, return_values=True, state=state,
+                                     plan=engine_plan)
         jac = plan.tape_jacobian(jac.numpy())
         vals = vals.numpy()
         extra = self._observable_columns(tape, circ)

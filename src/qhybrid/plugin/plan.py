@@ -29,6 +29,7 @@ from pennylane.operation import StatePrepBase
 from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import Circuit, Measurement, Operation
+from ..sim.fuse import build_plan
 from .convert import _native, convert_observable, convert_op, pauli_word_gate, to_numpy
 
 #: Z-rotations ``exp(-i theta/2 Z...Z)`` by number of wires (the same convention for all).
@@ -73,6 +74,19 @@ class TapePlan:
     chain: np.ndarray = field(compare=False)
     state_prep: bool = False  # the first operation prepares the initial state
     wire_map: dict = field(compare=False, default_factory=dict)
+    engine_plans: dict = field(compare=False, default_factory=dict)  # fuse -> the engine's Plan
+
+    def engine_plan(self, circuit, broadcast: bool, *, fuse: bool):
+        """The engine's :class:`~qhybrid.sim.plan.Plan` of ``circuit`` (this plan filled in):
+        built once per ``fuse`` when nothing is broadcast (the engine's plan depends on the
+        operations alone then); with broadcast parameters the engine builds its own per call,
+        as which operations carry the batch may differ from call to call."""
+        if broadcast:
+            return None
+        plan = self.engine_plans.get(fuse)
+        if plan is None:
+            plan = self.engine_plans[fuse] = build_plan(circuit.operations, circuit.n_wires, fuse=fuse)
+        return plan
 
     @property
     def n_wires(self) -> int:
