@@ -37,8 +37,13 @@ def _values_and_grads(circuit, n, xs, name="qhybrid.cpu", diff_method="adjoint")
     return out, qnode.device
 
 
-def test_qaoa_matches_default_qubit_over_steps(clique):
-    """One plan serves every step of a loop, each with new angles, all exact."""
+def test_qaoa_matches_default_qubit_over_steps(clique, monkeypatch):
+    """One plan serves every step of a loop, each with new angles, all exact; the engine's fused
+    plan is kept beside it (built once: forward and adjoint walk the same one every step)."""
+    from qhybrid.plugin import plan as plan_module
+
+    built, real = [], plan_module.build_plan
+    monkeypatch.setattr(plan_module, "build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
     circuit = _qaoa(*clique, 6, 2)
     xs = [pnp.array(np.random.default_rng(s).uniform(size=(2, 2)), requires_grad=True) for s in range(2)]
     ours, dev = _values_and_grads(circuit, 6, xs)
@@ -46,7 +51,7 @@ def test_qaoa_matches_default_qubit_over_steps(clique):
     for (v, g), (vp, gp) in zip(ours, theirs):
         np.testing.assert_allclose(v, vp, **TOL)
         np.testing.assert_allclose(g, gp, **TOL)
-    assert len(dev._plans) == 1
+    assert len(dev._plans) == 1 and len(built) == 1
 
 
 def test_time_evolution_runs_natively(clique):
@@ -153,24 +158,6 @@ def test_broadcast_through_plan():
     for o, t in zip(ours, theirs):
         assert np.shape(o) == np.shape(t)
         np.testing.assert_allclose(o, t, **TOL)
-
-
-def test_engine_plan_built_once_per_structure(clique, monkeypatch):
-    """The engine's fused plan is kept beside the tape plan: an optimisation loop builds it once
-    (forward and adjoint walk the same one), and the results stay exact."""
-    from qhybrid.plugin import plan as plan_module
-
-    built = []
-    real = plan_module.build_plan
-    monkeypatch.setattr(plan_module, "build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
-    circuit = _qaoa(*clique, 6, 1)
-    xs = [pnp.array(np.random.default_rng(s).uniform(size=(2, 1)), requires_grad=True) for s in range(3)]
-    ours, _ = _values_and_grads(circuit, 6, xs)
-    theirs, _ = _values_and_grads(circuit, 6, xs, "default.qubit", "backprop")
-    for (v, g), (vp, gp) in zip(ours, theirs):
-        np.testing.assert_allclose(v, vp, **TOL)
-        np.testing.assert_allclose(g, gp, **TOL)
-    assert len(built) == 1
 
 
 def test_broadcast_calls_beside_plain_ones():
