@@ -70,7 +70,6 @@ def _imported(log: str) -> set[str]:
             and "|" in line}
 
 
-@pytest.mark.slow
 def test_qaoa_start_up_imports_no_torch_and_the_cli_no_numba(_isolated_home):
     """A real `qhybrid qaoa` on the numba path: the CLI process imports neither torch nor numba
     (pre-flight and estimate are arithmetic), the job process numba but never torch."""

@@ -175,7 +175,6 @@ print(json.dumps({"compiled": sorted(k for k in kernels if getattr(nk, k).signat
 """
 
 
-@pytest.mark.slow
 def test_only_the_kernels_a_sweep_calls_are_compiled_or_loaded():
     """A complex128 Max-Cut energy+gradient (stored-state sweep) in a fresh process loads five
     kernels, for complex128 only, and never torch."""
