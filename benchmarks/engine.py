@@ -200,7 +200,7 @@ def qsim_table(args) -> None:
     from qhybrid.sim import Cache, simulate
 
     threads = os.cpu_count() or 1
-    print(f"| n | ours ms | qsim ms | qsim / ours | <Z0> ours | <Z0> qsim |")
+    print("| n | ours ms | qsim ms | qsim / ours | <Z0> ours | <Z0> qsim |")
     print("|---|---|---|---|---|---|")
     for n in QSIM_SIZES:
         x = layered_workload(n)[1]

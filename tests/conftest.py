@@ -1,6 +1,8 @@
 """Shared test configuration: an isolated QHYBRID_HOME, CUDA skipping."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 try:
@@ -17,6 +19,25 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("qhybrid-home")
     monkeypatch.setenv("QHYBRID_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def home(_isolated_home):
+    return Path(_isolated_home)
+
+
+@pytest.fixture
+def no_leftover_jobs(_isolated_home):
+    """After the test, cancel whatever job of its home still runs, so a failing test leaves no
+    processes (the job tests' folders use it in every test)."""
+    yield
+    if not (Path(_isolated_home) / "index.db").exists():
+        return
+    from qhybrid.jobs import Job
+
+    for job in Job.list():
+        if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
+            job.cancel(timeout=5)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -10,11 +10,6 @@ from braketkit import EXAMPLES
 
 
 @pytest.fixture
-def home(_isolated_home):
-    return Path(_isolated_home)
-
-
-@pytest.fixture
 def example(tmp_path, monkeypatch):
     """Return ``copy(name) -> Path``: the example folder (or file) copied to tmp, made the working folder."""
 
@@ -34,13 +29,5 @@ def example(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _no_leftover_jobs(_isolated_home):
-    """After each test, cancel whatever job still runs."""
-    yield
-    if not (Path(_isolated_home) / "index.db").exists():
-        return
-    from qhybrid.jobs import Job
-
-    for job in Job.list():
-        if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
-            job.cancel(timeout=5)
+def _no_leftover_jobs(no_leftover_jobs):
+    """Every test here: whatever job still runs at its end is cancelled (tests/conftest.py)."""

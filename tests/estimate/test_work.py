@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
-import torch
 
 from qhybrid.errors import SpecError
 from qhybrid.estimate import work

@@ -3,7 +3,6 @@ live progress made from the job's metric lines, the result and cost at the end."
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 

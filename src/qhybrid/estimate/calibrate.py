@@ -163,9 +163,9 @@ def qml_step(model, batch: int):
 def qml_threads(n_wires: int, batch: int, cores: int) -> int:
     """Threads the DressedQNN kernels keep busy: all of them once a call covers ``PARALLEL_MIN``
     amplitudes (the batched kernels' ``(B, 2, 2**n)`` planes), else one (``sim/pool.py``'s rule)."""
-    from qhybrid.sim.registry import PARALLEL_MIN
+    from qhybrid.sim.pool import threads_for
 
-    return cores if cores > 1 and batch * 2 * 2**n_wires >= PARALLEL_MIN else 1
+    return threads_for(batch * 2 * 2**n_wires, threads=cores)
 
 
 def measure_qml() -> tuple[float, ...]:
@@ -240,7 +240,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     from qhybrid.estimate.hardware import cpu_model, local_peak_gflops
     from qhybrid.jobs.instances import local_cores
 
-    key, path = machine_key(), cache_path()
+    key = machine_key()
     found = None if refresh else cached_calibration()
     if found is not None:
         return found

@@ -79,8 +79,9 @@ def _any_member_running(pgid: int) -> bool:
         return True
 
 
-def _live_stats():
-    """Yield ``(pid, stat fields after the command name)`` for every live (non-zombie) process.
+def _live_stats(*, zombies: bool = False):
+    """Yield ``(pid, stat fields after the command name)`` for every live process (and, with
+    ``zombies``, every finished one not yet waited for).
 
     Raises:
         OSError: when /proc cannot be listed.
@@ -93,7 +94,7 @@ def _live_stats():
                 fields = f.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):  # the process ended meanwhile
             continue
-        if fields and fields[0] not in ("Z", "X"):
+        if fields and fields[0] != "X" and (zombies or fields[0] != "Z"):
             yield int(entry), fields
 
 
@@ -139,21 +140,11 @@ def subreaper():
 
 def children() -> set[int]:
     """Pids of this process's children, finished ones (zombies not yet waited for) included."""
-    own, found = os.getpid(), set()
+    own = os.getpid()
     try:
-        entries = os.listdir("/proc")
+        return {pid for pid, fields in _live_stats(zombies=True) if int(fields[1]) == own}
     except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == own:
-                    found.add(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+        return set()
 
 
 def _table() -> dict[int, tuple[int, str]]:

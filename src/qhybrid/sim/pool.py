@@ -24,9 +24,10 @@ _POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _LOCK = threading.Lock()
 
 
-def threads_for(size: int) -> int:
-    """Threads for a call over ``size`` amplitudes: the engine's thread count, 1 below PARALLEL_MIN."""
-    return 1 if size < PARALLEL_MIN else max(1, num_threads())
+def threads_for(size: int, threads: int | None = None) -> int:
+    """Threads for a call over ``size`` amplitudes: ``threads`` (default: the engine's thread
+    count), 1 below PARALLEL_MIN. The estimate asks it with an instance's cores."""
+    return 1 if size < PARALLEL_MIN else max(1, num_threads() if threads is None else threads)
 
 
 def slices(n: int, parts: int) -> list[slice]:

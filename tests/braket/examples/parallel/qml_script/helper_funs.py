@@ -1,9 +1,11 @@
-"""Sonar data and the job's PennyLane device."""
+"""Sonar data, the job's PennyLane device, its hyperparameters and one epoch of training."""
+import json
 import os
 
 import numpy as np
 import pennylane as qml
 import torch
+import torch.nn.functional as F
 
 
 def sonar_dataset(ndata, input_dir):
@@ -17,3 +19,23 @@ def sonar_dataset(ndata, input_dir):
 def get_device(nwires, device_string):
     name = device_string.partition(":")[2].partition("/")[2]
     return qml.device(name, wires=nwires)
+
+
+def seeded_hyperparameters():
+    """The job's hyperparameters (strings, as Braket writes them), torch and numpy seeded."""
+    with open(os.environ["AMZN_BRAKET_HP_FILE"]) as f:
+        hp = json.load(f)
+    torch.manual_seed(int(hp["seed"]))
+    np.random.seed(int(hp["seed"]))
+    return hp
+
+
+def train_epoch(model, loader, optimizer):
+    """One pass over ``loader`` (margin ranking loss); returns the last batch's loss."""
+    for data, target in loader:
+        optimizer.zero_grad()
+        output = model(data)
+        loss = F.margin_ranking_loss(output, torch.zeros_like(output), target, margin=0.1)
+        loss.backward()
+        optimizer.step()
+    return loss
