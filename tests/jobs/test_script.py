@@ -43,6 +43,17 @@ def test_save_job_result_layout_and_merge(job_env):
     assert not [p for p in (job_env / "results").iterdir() if p.name != "results.json"]  # no temp files left
 
 
+
+def test_save_return_value_wraps_and_refuses_what_json_cannot_hold(job_env):
+    """A job function's return value: wrapped as {"result": ...} when asked; a value plain text
+    cannot hold is refused in one line naming its type and how to pickle, nothing written."""
+    with pytest.raises(TypeError, match=r"return value \(set\) is not JSON-serializable; .*use hybrid_job\(\.\.\., "
+                                        r"pickle_result=True\)"):
+        script.save_return_value({1, 2}, data_format="plaintext", wrap=True, hint="hybrid_job(..., pickle_result=True)")
+    assert not (job_env / "results" / "results.json").exists()
+    script.save_return_value([1, 2], data_format="plaintext", wrap=True, hint="")
+    assert json.loads((job_env / "results" / "results.json").read_text())["dataDictionary"] == {"result": [1, 2]}
+
 def test_checkpoints_roundtrip_and_pickled(job_env):
     script.save_job_checkpoint({"step": 2})
     script.save_job_checkpoint({"obj": {1, 2}}, checkpoint_file_suffix="p", data_format="pickled_v4")

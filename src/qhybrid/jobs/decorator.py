@@ -317,13 +317,5 @@ def run_shipped(entry_file: str) -> None:
         _unlink(made)
     if value is None or (isinstance(value, dict) and not value):
         return
-    fmt = meta.get("data_format", "plaintext")
-    if fmt == "plaintext":
-        try:
-            json.dumps(value if isinstance(value, dict) else {"result": value})
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"the job's return value ({type(value).__name__}) is not JSON-serializable; return JSON data "
-                "or use @hybrid_job(..., data_format='pickle') (pickle_result=True)"
-            ) from None
-    script.save_job_result(value, data_format=fmt)
+    script.save_return_value(value, data_format=meta.get("data_format", "plaintext"), wrap=False,
+                             hint="@hybrid_job(..., data_format='pickle') (pickle_result=True)")

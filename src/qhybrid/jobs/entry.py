@@ -91,17 +91,8 @@ def run(source_dir: str, entry_point: str, call_file: str | None = None) -> None
     value = target(*call.get("args", []), **call.get("kwargs", {}))
     if value is None:
         return
-    fmt = call.get("result_format", "plaintext")
-    data = {"result": value}
-    if fmt == "plaintext":
-        try:
-            json.dumps(data)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"the job's return value ({type(value).__name__}) is not JSON-serializable; "
-                "return JSON data or use hybrid_job(..., pickle_result=True)"
-            ) from None
-    script.save_job_result(data, data_format=fmt)
+    script.save_return_value(value, data_format=call.get("result_format", "plaintext"), wrap=True,
+                             hint="hybrid_job(..., pickle_result=True)")
 
 
 if __name__ == "__main__":

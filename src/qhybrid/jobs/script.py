@@ -128,6 +128,19 @@ def load_job_result(filename: str | os.PathLike | None = None, *, allow_pickle: 
     return read_persisted(filename or results_dir() / contract.RESULTS_FILE, allow_pickle=allow_pickle)
 
 
+def save_return_value(value, *, data_format: str, hint: str, wrap: bool) -> None:
+    """Save a job function's return ``value`` (as ``{"result": value}`` when ``wrap``); plain
+    text that cannot hold it is refused in one line pointing at ``hint`` (how to pickle)."""
+    data = {"result": value} if wrap else value
+    if data_format == "plaintext":
+        try:
+            json.dumps(data)
+        except (TypeError, ValueError):
+            raise TypeError(f"the job's return value ({type(value).__name__}) is not JSON-serializable; "
+                            f"return JSON data or use {hint}") from None
+    save_job_result(data, data_format=data_format)
+
+
 def save_job_result(result_data: dict[str, Any] | Any, data_format: str | None = None) -> None:
     """Save the job's result as ``results.json`` (persisted-job-data layout, atomic).
 
