@@ -1,18 +1,166 @@
 """Where compiled kernels are cached (standard library only, so the CLI can say so without loading the engine).
 
-``NUMBA_CACHE_DIR`` when it is set, else ``$XDG_CACHE_HOME/qhybrid`` (``~/.cache/qhybrid``): once per
-install and machine, never in the package or a source tree. ``sim.jit`` points numba there.
+The cache lives in one folder per *key*, ``kernels-<qhybrid version>-<source digest>``, under a base:
+``NUMBA_CACHE_DIR`` when the user sets it, else ``$XDG_CACHE_HOME/qhybrid`` (``~/.cache/qhybrid``);
+once per install and machine, never in the package or a source tree. ``sim.jit`` points numba at
+:func:`cache_dir` (and sets ``NUMBA_CACHE_DIR`` to it for child processes, whose :func:`base_dir`
+recognises the key folder and keys beside it, not inside it).
+
+Why a key: numba drops a cached kernel when the decorated function's own file changes, not
+when a callee it inlined from another file does (``qaoa/numba_kernels.py`` inlines
+``sim/walsh.py``'s butterflies), and would then run the stale kernel. The digest covers every
+kernel module (:func:`kernel_sources`), so any change to one starts a fresh folder. A user's
+``NUMBA_CACHE_DIR`` is keyed inside too (numba has one cache folder per process, so the user's
+own ``cache=True`` functions go to the key folder as well): kept, and made safe.
+
+Superseded key folders are pruned by :func:`open_cache` (the engine's start, not the CLI's
+look): each process holds a shared lock on its key folder's ``.in-use`` file for its lifetime;
+a sibling beyond the :data:`KEEP` most recently used is deleted only when an exclusive lock on
+it can be taken (no live process uses it), and never the current one.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import re
+import shutil
+import uuid
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no locks, so nothing is pruned
+    fcntl = None
+
+#: The sub-packages whose sources numba compiles (a kernel inlines helpers across them).
+KERNEL_PACKAGES = ("sim", "qaoa", "qml")
+#: Superseded key folders kept besides the current one (two checkouts sharing a cache
+#: do not recompile each other's kernels at every switch).
+KEEP = 3
+IN_USE = ".in-use"
+KEY = re.compile(r"kernels-[0-9A-Za-z.+_-]+-[0-9a-f]{16}")
+_PACKAGE = Path(__file__).resolve().parent
+_held: dict[Path, int] = {}  # key folder -> the open file holding its shared lock
+
+
+@functools.cache
+def key() -> str:
+    """``kernels-<version>-<digest>``: the digest of the kernel modules' sources (path and bytes,
+    :func:`kernel_sources`), read once per process (about a millisecond)."""
+    from qhybrid import __version__
+
+    digest = hashlib.sha256()  # (SHA extensions: the fastest hashlib offers here)
+    for rel, data in kernel_sources():
+        digest.update(f"{rel}\0".encode())
+        digest.update(data)
+    return f"kernels-{__version__}-{digest.hexdigest()[:16]}"
+
+
+def kernel_sources() -> list[tuple[str, bytes]]:
+    """``(path relative to the package, bytes)`` of every kernel module: a ``.py`` file of
+    :data:`KERNEL_PACKAGES` whose source mentions ``njit`` or ``prange`` (numba code, or what
+    it is compiled with). A module without either cannot be inlined into a kernel, so editing
+    it recompiles nothing; a constant a kernel bakes in must live in a kernel module
+    (tests/test_kernel_cache.py checks every import of one)."""
+    found: list[tuple[str, bytes]] = []
+    for package in KERNEL_PACKAGES:
+        _scan(found, os.path.join(_PACKAGE, package), package)
+    return found
+
+
+def _scan(found: list, folder: str, rel: str) -> None:
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir() and entry.name != "__pycache__":
+                _scan(found, entry.path, f"{rel}/{entry.name}")
+            elif entry.name.endswith(".py"):
+                with open(entry.path, "rb") as f:
+                    data = f.read()
+                if b"njit" in data or b"prange" in data:
+                    found.append((f"{rel}/{entry.name}", data))
+
+
+def base_dir() -> Path:
+    """The folder holding the key folders: ``NUMBA_CACHE_DIR`` (the folder above when it
+    names a key folder, i.e. was set by a parent process's ``sim.jit``), else
+    ``$XDG_CACHE_HOME/qhybrid``."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given:
+        path = Path(given)
+        return path.parent if KEY.fullmatch(path.name) else path
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "qhybrid"
 
 
 def cache_dir() -> Path:
-    """Where compiled kernels are cached: ``NUMBA_CACHE_DIR``, else ``~/.cache/qhybrid``."""
-    given = os.environ.get("NUMBA_CACHE_DIR")
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "qhybrid"
+    """Where this install's compiled kernels are cached: ``base_dir() / key()``."""
+    return base_dir() / key()
+
+
+def open_cache() -> Path:
+    """:func:`cache_dir`, created, held in use by this process (a shared lock until it exits,
+    inherited by forked children) and stamped as used now; then superseded siblings pruned."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    if fcntl is None or folder in _held:
+        return folder
+    for _ in range(3):
+        fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a pruner deletes the folder
+        try:
+            same = os.stat(folder / IN_USE).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.utime(fd)
+            _held[folder] = fd
+            break
+        os.close(fd)  # pruned meanwhile: start the folder afresh
+        folder.mkdir(parents=True, exist_ok=True)
+    prune(folder.parent, keep=folder)
+    return folder
+
+
+def prune(base: Path, *, keep: Path) -> list[str]:
+    """Delete the key folders in ``base`` beyond ``keep`` and the :data:`KEEP` most recently
+    used others that no process holds; returns their names. Nothing that is not a key
+    folder is touched."""
+    try:
+        siblings = [p for p in base.iterdir() if KEY.fullmatch(p.name) and p != keep and p.is_dir()]
+    except OSError:
+        return []
+    if fcntl is None or len(siblings) <= KEEP:
+        return []
+    siblings.sort(key=_last_used, reverse=True)
+    removed = []
+    for folder in siblings[KEEP:]:
+        try:
+            fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue  # in use
+        try:  # out of the way first (one rename), so that no process starts in a half-deleted folder
+            doomed = base / f".deleting-{uuid.uuid4().hex}"
+            folder.rename(doomed)
+        except OSError:
+            os.close(fd)
+            continue
+        shutil.rmtree(doomed, ignore_errors=True)
+        os.close(fd)
+        removed.append(folder.name)
+    return removed
+
+
+def _last_used(folder: Path) -> float:
+    try:
+        return (folder / IN_USE).stat().st_mtime
+    except OSError:
+        try:
+            return folder.stat().st_mtime
+        except OSError:
+            return 0.0

@@ -1,4 +1,4 @@
-"""Compiled kernels are cached per user (NUMBA_CACHE_DIR or ~/.cache/qhybrid), never in the source tree."""
+"""Compiled kernels are cached per user (a key folder under NUMBA_CACHE_DIR or ~/.cache/qhybrid), never in the source tree."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import qhybrid
+from qhybrid.kernel_cache import key
 
 SRC = Path(qhybrid.__file__).resolve().parent.parent
 COMPILE = ("import numpy as np, numba; from qhybrid.sim import bitops; bitops.sign_table(8, 3); "
@@ -31,15 +32,15 @@ def _index_files(root: Path) -> list[Path]:
 def test_default_cache_is_under_the_user_cache_home(tmp_path):
     before = set(_index_files(SRC))
     where = _run({"XDG_CACHE_HOME": str(tmp_path)}, unset=("NUMBA_CACHE_DIR",))
-    assert Path(where) == tmp_path / "qhybrid"
-    assert any("sign_table" in p.name for p in _index_files(tmp_path / "qhybrid"))
+    assert Path(where) == tmp_path / "qhybrid" / key()
+    assert any("sign_table" in p.name for p in _index_files(Path(where)))
     assert set(_index_files(SRC)) == before  # nothing written beside the sources
 
 
 def test_numba_cache_dir_wins(tmp_path):
     where = _run({"NUMBA_CACHE_DIR": str(tmp_path / "nb"), "XDG_CACHE_HOME": str(tmp_path / "xdg")})
-    assert Path(where) == tmp_path / "nb"
-    assert _index_files(tmp_path / "nb") and not (tmp_path / "xdg").exists()
+    assert Path(where) == tmp_path / "nb" / key()  # keyed inside the user's folder
+    assert _index_files(Path(where)) and not (tmp_path / "xdg").exists()
 
 
 def test_registry_fills_itself():

@@ -2,10 +2,12 @@
 
 Import this before defining a kernel (``from qhybrid.sim.jit import numba, njit, prange``):
 numba's cache locator is chosen when a function is decorated, so the cache directory must
-be set first. Compiled kernels go to ``NUMBA_CACHE_DIR`` when it is set, else to
+be set first. Compiled kernels go to :func:`qhybrid.kernel_cache.open_cache`'s folder, one per
+version and kernel sources under ``NUMBA_CACHE_DIR`` when it is set, else under
 ``$XDG_CACHE_HOME/qhybrid`` (``~/.cache/qhybrid``): once per install and machine, never
 into the package or a source tree (numba's default writes ``__pycache__`` beside the
-source, i.e. into ``src/`` for an editable install).
+source, i.e. into ``src/`` for an editable install), and never a kernel compiled from
+other sources (numba alone would keep one whose inlined callee in another file changed).
 
 Without numba (``HAVE_NUMBA`` false) the engine runs its torch kernels; :func:`notice`
 says so once on stderr.
@@ -17,12 +19,14 @@ import os
 import sys
 
 
-from qhybrid.kernel_cache import cache_dir  # noqa: E402  (re-exported)
+from qhybrid.kernel_cache import open_cache
 
 
 # numba reads NUMBA_CACHE_DIR when it loads and again whenever a NUMBA_* variable changes
-# (config reload at each compilation): set both, before any kernel is decorated.
-os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir()))
+# (config reload at each compilation): set both, before any kernel is decorated. A user's
+# NUMBA_CACHE_DIR is the base of the key folder (child processes inherit the key folder and
+# recognise it).
+os.environ["NUMBA_CACHE_DIR"] = str(open_cache())
 
 try:
     import numba
@@ -35,8 +39,7 @@ except ImportError:  # pragma: no cover - numba is a dependency; a platform with
         """Stands in for numba's: a kernel module that defines kernels fails to import."""
         raise ImportError("numba is not installed")
 else:
-    if not numba.config.CACHE_DIR:
-        numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 HAVE_NUMBA = numba is not None
 
