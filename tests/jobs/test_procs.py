@@ -86,3 +86,31 @@ def test_subreaper_block_restores_the_setting():
     with procs.subreaper():
         assert flag() == 1
     assert flag() == before
+
+
+# a child made to die with its parent (as the local backend and the Ray worker start ranks), then
+# the parent waits to be killed
+ORPHANED = """
+import subprocess, sys, time
+from qhybrid.jobs import procs
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], preexec_fn=procs.die_with_parent)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_child_that_dies_with_its_parent_ends_when_the_parent_is_killed():
+    parent = subprocess.Popen([sys.executable, "-c", ORPHANED], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        assert not gone(child)
+        parent.kill()
+        parent.wait(timeout=10)
+        assert wait_for(lambda: gone(child), timeout=10)
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+
+
+def test_prctl_reports_failure():
+    assert procs.prctl(procs.PR_SET_PDEATHSIG, 10_000) is False  # no such signal: EINVAL

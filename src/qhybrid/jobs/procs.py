@@ -98,20 +98,38 @@ def _live_stats(*, zombies: bool = False):
             yield int(entry), fields
 
 
+# -- Linux process controls (prctl) -------------------------------------------------------------------
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 1, 36, 37
+
+
+def _load_prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return None
+
+
+_PRCTL = _load_prctl()  # resolved at import: nothing is loaded between fork and exec (``preexec_fn``)
+
+
+def prctl(option: int, arg=0) -> bool:
+    """Linux ``prctl(option, arg, 0, 0, 0)`` (``arg`` an int or a ``ctypes.byref``): True when it
+    succeeded, False when it failed or the platform has none. Safe in a ``preexec_fn``."""
+    return _PRCTL is not None and _PRCTL(option, arg, 0, 0, 0) == 0
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Ask Linux to send ``sig`` to this process when its parent (thread) dies
+    (``PR_SET_PDEATHSIG``); for a child between fork and exec. False elsewhere."""
+    return prctl(PR_SET_PDEATHSIG, int(sig))
+
+
 # -- descendants: no process outlives its job ----------------------------------------------------------
-_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
-
-
 def become_subreaper() -> bool:
     """Make this process the child subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``):
     orphans among them (a script's children that ``setsid()`` and outlive their parent) are
     re-parented here instead of to init, so they can still be found and ended. False elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 @contextlib.contextmanager
@@ -121,21 +139,15 @@ def subreaper():
     For a job run inside the caller (the in-process backend): orphans of the job's processes come
     here while it runs, so ``end_descendants`` finds them; the caller's own setting is restored.
     """
-    libc, before = None, ctypes.c_int(0)
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0) != 0:
-                libc = None
-        except (OSError, AttributeError):
-            libc = None
-    if libc is not None and not before.value:
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    before = ctypes.c_int(0)
+    change = prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(before)) and not before.value
+    if change:
+        become_subreaper()
     try:
         yield
     finally:
-        if libc is not None and not before.value:
-            libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        if change:
+            prctl(PR_SET_CHILD_SUBREAPER, 0)
 
 
 def children() -> set[int]:

@@ -5,27 +5,19 @@ process groups are recorded so that anyone can end them later.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 from qhybrid.jobs import instances, procs
 from qhybrid.jobs.backends.base import Backend as BaseBackend
 
-_PR_SET_PDEATHSIG = 1
-
 
 def _child_setup() -> None:  # runs in the child between fork and exec
     os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except Exception:
-            pass
+    procs.die_with_parent()
 
 
 class Backend(BaseBackend):

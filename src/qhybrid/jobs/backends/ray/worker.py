@@ -6,11 +6,11 @@ job contract's environment, stdout/stderr lines are buffered for the driver to
 poll, and results/checkpoints go back as a tarball.
 
 This module is imported inside Ray workers; it must not import the rest of
-qhybrid (only the standard library and ray).
+qhybrid (only the standard library, ray and ``qhybrid.jobs.procs``, itself standard
+library only).
 """
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 import shutil
@@ -24,6 +24,8 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
+
+from qhybrid.jobs import procs
 
 #: Folders shipped back to the driver when the rank ends.
 OUTPUT_DIRS = ("results", "checkpoints")
@@ -60,32 +62,13 @@ def free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
-def _libc():
-    try:
-        return ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-    except OSError:  # pragma: no cover
-        return None
-
-
-_LIBC = _libc()  # loaded here: no dlopen between fork and exec in a threaded actor
-
-
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     """Start a new process group and ask Linux to SIGKILL us when the actor dies."""
     os.setsid()
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    procs.die_with_parent()
 
 
 WORKSPACE_PREFIX = "qhybrid-rank-"
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _become_subreaper() -> None:
-    """Make this actor process the child subreaper of the rank's tree (Linux), so processes the
-    rank leaves behind (``setsid()`` and outliving it) are re-parented here and can be ended."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def _descendants() -> list[int]:
@@ -217,7 +200,7 @@ class RankRunner:
         """
         _sweep_stale_workspaces()
         if self._subreaper:
-            _become_subreaper()
+            procs.become_subreaper()
         self._foreign = set(_descendants())
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{WORKSPACE_PREFIX}{os.getpid()}-"))
         workdir = str(self._workdir)
