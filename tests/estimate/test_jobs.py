@@ -50,11 +50,20 @@ def test_within_budget_runs_with_its_prediction(cached):
     assert "ml.m5.2xlarge" not in others and "ml.p3.2xlarge" in others and "ml.c5n.xlarge" not in others
 
 
-def test_no_budget_and_no_calibration_predicts_nothing(_isolated_home):
+def test_no_budget_and_no_calibration_predicts_by_the_nominal_model(_isolated_home):
+    """Nothing is measured (no calibration file), yet the stored prediction and the cost line's other
+    instances come from the model (marked uncalibrated), never from equal duration."""
+    from qhybrid.cli.workload import _cost_line
+    from qhybrid.estimate.render import predicted_line
+
     job = Job.create(**qaoa(), in_process=True)
-    assert read_prediction(job.folder) is None and not (_isolated_home / "calibration.json").exists()
+    stored = read_prediction(job.folder)
+    assert stored["calibrated"] is False and not (_isolated_home / "calibration.json").exists()
+    assert any(note.startswith("NOT calibrated") for note in stored["notes"])
     info = job.describe()
-    assert info["predicted"] is None and info["cost_on_other_instances_basis"] == "equal duration"
+    assert info["predicted"]["calibrated"] is False and info["cost_on_other_instances_basis"] == "model"
+    assert "NOT calibrated" in predicted_line(info)
+    assert info["cost_on_other_instances_usd"] and "by the estimate's model" in _cost_line(info)
 
 
 def test_job_estimate_validates_like_create(cached):
