@@ -89,6 +89,23 @@ def test_compare_scales_other_costs_by_the_model():
     assert out["cost_on_other_instances_usd"] == {"ml.m5.4xlarge": pytest.approx(100 * 0.01537 / 60)}
 
 
+def test_compare_without_a_predicted_time_scales_this_run_by_core_speed():
+    """No prediction (a script without history, an older job): this run is its own history, scaled by one
+    core's peak (the same core costs the same seconds; equal duration is never assumed across generations)."""
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.jobs.instances import catalogue, ceil_seconds, cost
+
+    for prediction in (None, {"rows": [{"target": "ml.m5.2xlarge", "total_seconds": None, "seconds_per_iteration": None,
+                                        "cost_usd": None, "method": "unknown", "fits": None, "needed_bytes": None}]}):
+        out = compare(prediction, instance_type="ml.m5.2xlarge", measured_seconds=100.0, billed_seconds=100,
+                      instance_count=2)
+        costs, cat = out["cost_on_other_instances_usd"], catalogue()
+        assert out["cost_on_other_instances_basis"] == "this run" and "ml.m5.2xlarge" not in costs
+        assert costs["ml.m5.4xlarge"] == pytest.approx(cost(100, cat["ml.m5.4xlarge"], 2))  # the same core
+        ratio = instance_machine(cat["ml.m5.2xlarge"]).core_gflops / instance_machine(cat["ml.m4.4xlarge"]).core_gflops
+        assert ratio != 1 and costs["ml.m4.4xlarge"] == pytest.approx(cost(ceil_seconds(100 * ratio), cat["ml.m4.4xlarge"], 2))
+
+
 def test_predicted_line_for_jobs_show(cached):
     from qhybrid.estimate.render import predicted_line
 

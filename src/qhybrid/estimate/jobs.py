@@ -102,12 +102,13 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
 
     Returns:
         ``predicted`` (the own row's seconds per iteration, total seconds, cost, method), ``measured_over_predicted``
-        (measured run time / predicted total), ``measured_seconds_per_iteration`` (from the job's metrics), ``cost_on_other_instances_usd`` (by the model's time ratio,
-        anchored to the measured bill) and ``cost_on_other_instances_basis`` (``model`` or ``equal duration``).
+        (measured run time / predicted total), ``measured_seconds_per_iteration`` (from the job's metrics),
+        ``cost_on_other_instances_usd`` (by the model's time ratio, anchored to the measured bill; without
+        a predicted time, :func:`by_core_speed`) and ``cost_on_other_instances_basis`` (``model`` or ``this run``).
     """
     from qhybrid.jobs import instances
 
-    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": "equal duration",
+    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": None,
            "measured_seconds_per_iteration": None}
     rows = {r["target"]: r for r in (prediction or {}).get("rows", [])}
     own = rows.get(instance_type)
@@ -138,6 +139,24 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
         out["cost_on_other_instances_usd"] = others
         out["cost_on_other_instances_basis"] = "model"
         return out
-    out["cost_on_other_instances_usd"] = {k: v for k, v in instances.costs_elsewhere(billed_seconds, instance_count).items()
-                                          if k != instance_type}
+    out["cost_on_other_instances_usd"] = by_core_speed(billed_seconds, instance_type, instance_count)
+    out["cost_on_other_instances_basis"] = "this run"
+    return out
+
+
+def by_core_speed(billed_seconds: float, instance_type: str, instance_count: int) -> dict[str, float]:
+    """The same run's cost on each priced CPU-or-GPU type when no prediction has a time for it (a script
+    without history, a job from before predictions were stored): this run as its own history, scaled by
+    one core's peak there against its own type's (what ``estimate run`` does with a script's history)."""
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.jobs import instances
+
+    cat = instances.catalogue()
+    own = instance_machine(cat[instance_type]).core_gflops if instance_type in cat else None
+    out = {}
+    for name, inst in sorted(cat.items()):
+        if name == instance_type or inst.usd_per_minute is None or own is None:
+            continue
+        seconds = instances.ceil_seconds(billed_seconds * own / instance_machine(inst).core_gflops)
+        out[name] = instances.cost(seconds, inst, instance_count)
     return out
