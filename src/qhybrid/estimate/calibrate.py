@@ -26,7 +26,7 @@ from qhybrid.estimate.work import qaoa_work, qml_work
 VERSION = 5
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
-CACHE_GBS_PER_GHZ = 12.0  # one thread's cache-resident scale per GHz of clock (nominal; measured here: about 30 GB/s)
+CACHE_GBS_PER_GHZ = 20.0  # one thread's cache-resident scale per GHz (nominal, instances; 24.6 measured here, Zen)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
 DRAM_MIB = 128
 QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
@@ -331,11 +331,11 @@ def cached_calibration() -> Calibration | None:
 # (overheads), measured on the 2-core AMD EPYC of benchmarks/estimate.py (2026-12-01): what
 # ``nominal_calibration`` assumes of a machine that was not measured
 NOMINAL = {
-    "qaoa_serial_gflops": 0.081, "qaoa_parallel_small_gflops": 0.072, "qaoa_parallel_gflops": 0.127,
-    "qaoa_parallel_large_gflops": 0.154, "qml_small_gflops": 0.073, "qml_mid_gflops": 0.090,
-    "qml_gflops": 0.188, "qml_large_gflops": 0.257,  # per busy thread: fractions of one core's peak
-    "qaoa_iteration_s": 1.2e-4, "qaoa_call_s": 2.0e-5, "qml_step_s": 3.9e-3, "pool_wake_s": 2e-5,
-    "pool_submit_s": 5e-6,
+    "qaoa_serial_gflops": 0.090, "qaoa_parallel_small_gflops": 0.094, "qaoa_parallel_gflops": 0.131,
+    "qaoa_parallel_large_gflops": 0.153, "qml_small_gflops": 0.094, "qml_mid_gflops": 0.125,
+    "qml_gflops": 0.148, "qml_large_gflops": 0.248,  # per busy thread: fractions of one core's peak
+    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 4.5e-3, "pool_wake_s": 3e-5,
+    "pool_submit_s": 6e-6,
 }
 NOMINAL_GHZ = 2.45
 PER_THREAD = ("qml_small_gflops", "qml_mid_gflops", "qml_gflops", "qml_large_gflops", "qaoa_serial_gflops")
