@@ -112,10 +112,11 @@ def _recalibrated(cal, workload: str):
     from qhybrid.estimate.calibrate import isolated
 
     if workload == "qaoa":
-        call, serial, small, mid, large = isolated("calibrate.measure_qaoa")
-        return replace(cal, qaoa_call_s=call, qaoa_serial_gflops=serial, qaoa_parallel_small_gflops=small,
-                       qaoa_parallel_gflops=mid, qaoa_parallel_large_gflops=large)
-    step, small, mid, rate, large = isolated("calibrate.measure_qml")
+        iteration, call, serial, small, mid, large = isolated("calibrate.measure_qaoa")
+        return replace(cal, qaoa_iteration_s=iteration, qaoa_call_s=call, qaoa_serial_gflops=serial,
+                       qaoa_parallel_small_gflops=small, qaoa_parallel_gflops=mid, qaoa_parallel_large_gflops=large)
+    step, small, mid, rate, large = isolated("calibrate.measure_qml", cal.pool_wake_s, cal.pool_submit_s,
+                                             cal.cache_bandwidth_gbs, cal.thread_bandwidth_gbs)
     return replace(cal, qml_step_s=step, qml_small_gflops=small, qml_mid_gflops=mid, qml_gflops=rate,
                    qml_large_gflops=large)
 

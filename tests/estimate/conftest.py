@@ -11,10 +11,11 @@ from qhybrid.estimate.calibrate import Calibration, cache_path, machine_key
 def fixed_calibration() -> Calibration:
     """Figures measured once on a 2-core AMD EPYC (so predictions in tests do not depend on the load)."""
     return Calibration(key=machine_key(), cpu_model="AMD EPYC", cores=2, peak_gflops=78.0, core_ghz=2.44,
-                       bandwidth_gbs=25.0, qaoa_call_s=1.6e-5, qaoa_serial_gflops=3.6,
+                       bandwidth_gbs=50.0, thread_bandwidth_gbs=25.0, cache_bandwidth_gbs=60.0,
+                       qaoa_iteration_s=1.2e-4, qaoa_call_s=1.6e-5, qaoa_serial_gflops=3.6,
                        qaoa_parallel_small_gflops=5.0, qaoa_parallel_gflops=6.5,
                        qaoa_parallel_large_gflops=7.5, qml_step_s=5e-3, qml_small_gflops=2.5, qml_mid_gflops=1.0,
-                       qml_gflops=2.5, qml_large_gflops=2.2, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
+                       qml_gflops=2.5, qml_large_gflops=2.2, pool_wake_s=2e-5, pool_submit_s=5e-6, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
 
 
 @pytest.fixture

@@ -50,11 +50,20 @@ def test_within_budget_runs_with_its_prediction(cached):
     assert "ml.m5.2xlarge" not in others and "ml.p3.2xlarge" in others and "ml.c5n.xlarge" not in others
 
 
-def test_no_budget_and_no_calibration_predicts_nothing(_isolated_home):
+def test_no_budget_and_no_calibration_predicts_by_the_nominal_model(_isolated_home):
+    """Nothing is measured (no calibration file), yet the stored prediction and the cost line's other
+    instances come from the model (marked uncalibrated), never from equal duration."""
+    from qhybrid.cli.workload import _cost_line
+    from qhybrid.estimate.render import predicted_line
+
     job = Job.create(**qaoa(), in_process=True)
-    assert read_prediction(job.folder) is None and not (_isolated_home / "calibration.json").exists()
+    stored = read_prediction(job.folder)
+    assert stored["calibrated"] is False and not (_isolated_home / "calibration.json").exists()
+    assert any(note.startswith("NOT calibrated") for note in stored["notes"])
     info = job.describe()
-    assert info["predicted"] is None and info["cost_on_other_instances_basis"] == "equal duration"
+    assert info["predicted"]["calibrated"] is False and info["cost_on_other_instances_basis"] == "model"
+    assert "NOT calibrated" in predicted_line(info)
+    assert info["cost_on_other_instances_usd"] and "by the estimate's model" in _cost_line(info)
 
 
 def test_job_estimate_validates_like_create(cached):
@@ -78,6 +87,23 @@ def test_compare_scales_other_costs_by_the_model():
                   instance_count=1)
     assert out["measured_over_predicted"] == 2.0
     assert out["cost_on_other_instances_usd"] == {"ml.m5.4xlarge": pytest.approx(100 * 0.01537 / 60)}
+
+
+def test_compare_without_a_predicted_time_scales_this_run_by_core_speed():
+    """No prediction (a script without history, an older job): this run is its own history, scaled by one
+    core's peak (the same core costs the same seconds; equal duration is never assumed across generations)."""
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.jobs.instances import catalogue, ceil_seconds, cost
+
+    for prediction in (None, {"rows": [{"target": "ml.m5.2xlarge", "total_seconds": None, "seconds_per_iteration": None,
+                                        "cost_usd": None, "method": "unknown", "fits": None, "needed_bytes": None}]}):
+        out = compare(prediction, instance_type="ml.m5.2xlarge", measured_seconds=100.0, billed_seconds=100,
+                      instance_count=2)
+        costs, cat = out["cost_on_other_instances_usd"], catalogue()
+        assert out["cost_on_other_instances_basis"] == "this run" and "ml.m5.2xlarge" not in costs
+        assert costs["ml.m5.4xlarge"] == pytest.approx(cost(100, cat["ml.m5.4xlarge"], 2))  # the same core
+        ratio = instance_machine(cat["ml.m5.2xlarge"]).core_gflops / instance_machine(cat["ml.m4.4xlarge"]).core_gflops
+        assert ratio != 1 and costs["ml.m4.4xlarge"] == pytest.approx(cost(ceil_seconds(100 * ratio), cat["ml.m4.4xlarge"], 2))
 
 
 def test_predicted_line_for_jobs_show(cached):

@@ -13,10 +13,14 @@ def test_interpolation_is_held_at_the_ends():
     assert model._between(20, 12, 1.0, 16, 3.0) == 3.0
 
 
-def test_memory_counts_only_past_the_cache(calibration):
+def test_memory_streams_at_the_bandwidth_of_the_working_sets_home(calibration):
     m = hardware.instance_machine(get_instance("ml.m5.2xlarge"))
-    assert model._memory_seconds(1e9, m.l3_bytes // 2, m) == 0.0
-    assert model._memory_seconds(1e9, m.l3_bytes * 2, m) == pytest.approx(1e9 / (m.bandwidth_gbs * 1e9))
+    assert m.cache_bandwidth_gbs > m.bandwidth_gbs / m.cores and m.thread_bandwidth_gbs <= m.bandwidth_gbs
+    in_cache = model._memory_seconds(1e9, m.l3_bytes // 2, m, threads=4)
+    assert in_cache == pytest.approx(1e9 / (4 * m.cache_bandwidth_gbs * 1e9))
+    assert model._memory_seconds(1e9, m.l3_bytes // 2, m, threads=1) == pytest.approx(4 * in_cache)
+    assert model._memory_seconds(1e9, m.l3_bytes * 2, m, threads=4) == pytest.approx(1e9 / (m.bandwidth_gbs * 1e9))
+    assert in_cache < model._memory_seconds(1e9, m.l3_bytes * 2, m, threads=4)
 
 
 def test_faster_cores_are_faster(calibration):
@@ -46,8 +50,9 @@ def test_qml_busy_threads_follow_the_kernels_parallel_threshold(calibration):
     from qhybrid.estimate.calibrate import qml_threads
     from qhybrid.sim.registry import PARALLEL_MIN
 
-    assert qml_threads(8, 16, 4) == 1 and 16 * 2 * 2**8 < PARALLEL_MIN  # one thread: the kernels run serially
-    assert qml_threads(10, 16, 4) == 4 and qml_threads(10, 16, 1) == 1
+    assert qml_threads(10, 16, 4) == 1 and 16 * 2**10 < PARALLEL_MIN  # one thread: the kernels run serially
+    assert qml_threads(11, 16, 4) == 4 and qml_threads(11, 16, 1) == 1
+    assert qml_threads(15, 2, 4) == 2 and qml_threads(16, 2, 4) == 4  # a sample a thread; past GATE_SPLIT_MIN, gates split
     big = hardware.instance_machine(get_instance("ml.m5.24xlarge"))
     small = hardware.instance_machine(get_instance("ml.m5.large"))
     serial = [model.qml_cpu_seconds(work.qml_work(8, 16), m, calibration, batch=16, n_wires=8) for m in (big, small)]

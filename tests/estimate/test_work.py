@@ -71,3 +71,21 @@ def test_gpu_work_counts_launches_and_memory():
 def test_bad_dtype_is_named():
     with pytest.raises(SpecError, match="dtype 'float16'.*complex128, complex64"):
         work.qaoa_work(10, 1, dtype="float16")
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4, 48])
+def test_qml_split_is_how_the_batched_kernels_cut_a_call(monkeypatch, threads):
+    """Busy threads and hand-offs as sim.batched._calls cuts run/sweep (on ``threads`` threads)."""
+    import numpy as np
+
+    from qhybrid.sim import batched, pool
+
+    monkeypatch.setattr(batched, "threads_for", lambda size: pool.threads_for(size, threads=threads))
+    for n in (8, 10, 11, 14, 16, 17, 18):
+        for batch in (1, 2, 16, 64):
+            planes = np.empty((batch, 2, 2**n))
+            gates = len(work.qml_gates(n))
+            parts, split = batched._calls(planes, batch * 2**n, gates)
+            busy = len(parts) if parts is not None else split
+            calls = work.QML_CALLS if parts is not None else 2 * gates + 1
+            assert work.qml_split(n, batch, threads) == (busy, calls), (n, batch)

@@ -166,8 +166,9 @@ def _cost_line(info: dict, *, sep: str = "; ") -> str:
     others = info["cost_on_other_instances_usd"]
     if others:
         cheapest = sorted(((k, v) for k, v in others.items() if v is not None), key=lambda kv: kv[1])[:SHOWN_ELSEWHERE]
-        how = ("by the estimate's model" if info.get("cost_on_other_instances_basis") == "model"
-               else "if it took as long there")
+        basis = info.get("cost_on_other_instances_basis")
+        how = {"model": "by the estimate's model", "this run": "this run scaled by each type's core speed"}.get(
+            basis, f"by {basis}")
         more = len(others) - len(cheapest)
         text += (sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in cheapest) + f" ({how}"
                  + (f"; {more} more types: qhybrid jobs show {info['name']} --json" if more > 0 else "") + ")")

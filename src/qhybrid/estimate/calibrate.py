@@ -1,10 +1,14 @@
 """This machine, measured once: memory bandwidth and a probe of each engine's kernels.
 
-A few seconds (each timing counts ``min(wall-clock, the main thread's CPU time)``, so a
-calibration on a shared machine describes the idle one: :func:`timings`): an in-place scale
-over a 128 MiB array (bandwidth), the QAOA energy+gradient at four small sizes (per-call
-overhead, one-thread and all-thread arithmetic rates) and a DressedQNN training step at five
-sizes (per-step overhead; arithmetic rate per busy thread where threads, L2 and L3 change). The result is cached as JSON in
+About a minute on a shared 2-core machine, 15-20 s on an idle one (each timing counts
+``min(wall-clock, the main thread's CPU time)``, so a calibration on a shared machine describes
+the idle one: :func:`timings`): an in-place scale over a cache-resident and a DRAM-sized array
+(the two bandwidths: a state smaller than the last-level cache streams at the first), the QAOA
+job's iteration (energy+gradient and the Adam step) at 10 qubits with p = 1 and 3 and at 16
+qubits (solved together for the per-iteration and per-kernel-call overheads and the one-thread
+arithmetic rate) and at 18, 20, 22 (all-thread rates), the thread pool's dispatch per extra
+thread, and a DressedQNN training step at five sizes (per-step overhead; arithmetic rate per
+busy thread where threads, L2 and L3 change). The result is cached as JSON in
 ``$QHYBRID_HOME/calibration.json`` (``~/.cache/qhybrid/calibration.json``
 without QHYBRID_HOME), keyed by the CPU model and thread count, so local
 predictions rest on this machine's own numbers; ``refresh=True`` measures again.
@@ -19,8 +23,12 @@ from pathlib import Path
 
 from qhybrid.estimate.work import qaoa_work, qml_work
 
-VERSION = 4
-QAOA_SIZES = (10, 16, 18, 20, 22)  # overhead; one thread (m <= 16 runs serially); all threads in and past L3
+VERSION = 5
+QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
+QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
+CACHE_GBS_PER_GHZ = 20.0  # one thread's cache-resident scale per GHz (nominal, instances; 24.6 measured here, Zen)
+CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
+DRAM_MIB = 128
 QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
 QML_BATCH = 16
 
@@ -34,8 +42,11 @@ class Calibration:
     cores: int
     peak_gflops: float
     core_ghz: float
-    bandwidth_gbs: float
-    qaoa_call_s: float
+    bandwidth_gbs: float  # DRAM, all threads
+    thread_bandwidth_gbs: float  # DRAM, one thread (numpy's copies are serial)
+    cache_bandwidth_gbs: float  # a last-level-cache-resident array, one thread
+    qaoa_iteration_s: float  # per iteration: Python, parameter checks, the optimizer step
+    qaoa_call_s: float  # per kernel call
     qaoa_serial_gflops: float
     qaoa_parallel_small_gflops: float  # all threads, at 18, 20 and 22 qubits (17, 19, 21 simulated)
     qaoa_parallel_gflops: float
@@ -45,8 +56,11 @@ class Calibration:
     qml_mid_gflops: float
     qml_gflops: float
     qml_large_gflops: float
+    pool_wake_s: float  # per kernel call on more than one thread (sim.pool.run_parts): the hand-off
+    pool_submit_s: float  # and per extra thread
     measured: str
     seconds: float
+    nominal: bool = False  # True: not measured, this CPU's peak times the efficiencies of NOMINAL
 
 
 def cache_path() -> Path:
@@ -115,31 +129,81 @@ def _best(fn, repeats: int = 3, *, cpu: str = "main") -> float:
     return min(min(walls), min(cpus))
 
 
-def measure_bandwidth(mib: int = 128) -> float:
-    """GB/s of an in-place scale (read + write) over ``mib`` MiB."""
+def measure_bandwidth(mib: int = DRAM_MIB, threads: int = 1) -> float:
+    """GB/s of an in-place scale (read + write) over ``mib`` MiB, cut between ``threads`` threads
+    (``sim.pool.run_parts``: numpy's ufuncs release the GIL, so the slices run side by side)."""
     import numpy as np
 
-    a = np.ones(mib * 2**20 // 8)
-    seconds = _best(lambda: np.multiply(a, 1.0000001, out=a))  # one thread: numpy's ufuncs are serial
+    from qhybrid.sim.pool import run_parts, slices
+
+    a = np.ones(max(1, mib * 2**20 // 8))
+    parts = [(a[s], 1.0000001, a[s]) for s in slices(a.size, threads)]
+    seconds = _best(lambda: run_parts(np.multiply, parts), repeats=5)
     return 2 * a.nbytes / seconds / 1e9
 
 
-def measure_qaoa() -> tuple[float, ...]:
-    """Per-call overhead (s), one-thread GFLOP/s and all-thread GFLOP/s at 18, 20 and 22 qubits of the QAOA sweep."""
+def cache_mib() -> int:
+    """The cache-resident bandwidth's array: CACHE_MIB, or a quarter of a smaller last-level cache."""
+    from qhybrid.estimate.hardware import local_l3_bytes
+
+    return max(1, min(CACHE_MIB, local_l3_bytes() // 4 // 2**20))
+
+
+def nonnegative_fit(cols, seconds) -> list[float]:
+    """Least squares ``seconds ~ cols @ x`` with ``x >= 0``: a negative term is dropped and the rest refitted."""
+    import numpy as np
+
+    cols, t = np.asarray(cols, dtype=float), np.asarray(seconds, dtype=float)
+    keep = list(range(cols.shape[1]))
+    while True:
+        coef, *_ = np.linalg.lstsq(cols[:, keep], t, rcond=None)
+        if (coef >= 0).all() or len(keep) == 1:
+            out = [0.0] * cols.shape[1]
+            for k, v in zip(keep, coef):
+                out[k] = max(0.0, float(v))
+            return out
+        keep.pop(int(np.argmin(coef)))
+
+
+def qaoa_iteration(n: int, layers: int):
+    """``step()``: one iteration of the QAOA job's loop on gnm(n, 1.5 n): energy+gradient and an Adam step."""
     import networkx as nx
 
     from qhybrid.qaoa import QAOA
+    from qhybrid.workloads import qaoa_optimize as opt
 
-    params = [[0.3, 0.5], [0.4, 0.2]]
-    times = {n: float("inf") for n in QAOA_SIZES}
-    for n in QAOA_SIZES * 2:  # two rounds, the best of each size
-        q = QAOA(nx.gnm_random_graph(n, int(1.5 * n), seed=1967))
-        times[n] = min(times[n], _best(lambda q=q: q.energy_and_grad(params), repeats=5))
-    lo, mid = (qaoa_work(n, 2) for n in QAOA_SIZES[:2])
-    serial = mid.flops / times[QAOA_SIZES[1]]
-    call = max(0.0, (times[QAOA_SIZES[0]] - lo.flops / serial) / lo.calls)
-    rates = [(w := qaoa_work(n, 2)).flops / max(1e-9, times[n] - call * w.calls) / 1e9 for n in QAOA_SIZES[2:]]
-    return (call, serial / 1e9, *rates)
+    q = QAOA(nx.gnm_random_graph(n, int(1.5 * n), seed=1967))
+    box = {"params": opt.seed_start(layers, 0), "state": {}}
+
+    def step():
+        _, grad = q.energy_and_grad(box["params"])
+        box["params"], box["state"] = opt.step("adam", box["params"], grad, box["state"], 0.1)
+
+    return step
+
+
+def qaoa_figures(times: dict) -> tuple[float, ...]:
+    """``(per-iteration s, per-call s, one-thread GFLOP/s, all-thread GFLOP/s at 18, 20, 22 qubits)`` from the
+    seconds of each ``(n, p)`` point: ``t = iteration + calls x call + flops / rate`` solved over QAOA_SMALL
+    (least squares, no negative term), then each larger point's rate from its time less the overheads."""
+    works = [qaoa_work(n, p) for n, p in QAOA_SMALL]
+    iteration, call, per_flop = nonnegative_fit([[1.0, w.calls, w.flops] for w in works],
+                                                [times[k] for k in QAOA_SMALL])
+    if per_flop <= 0:  # the arithmetic lost to noise: the largest point's time, overheads taken off
+        w = works[-1]
+        per_flop = max(1e-12, times[QAOA_SMALL[-1]] - iteration - call * w.calls) / w.flops
+    rates = [(w := qaoa_work(n, 2)).flops / max(1e-9, times[(n, 2)] - iteration - call * w.calls) / 1e9
+             for n in QAOA_SIZES]
+    return (iteration, call, 1 / per_flop / 1e9, *rates)
+
+
+def measure_qaoa() -> tuple[float, ...]:
+    """:func:`qaoa_figures` of the QAOA job's iteration (:func:`qaoa_iteration`) timed at each point."""
+    points = [*QAOA_SMALL, *((n, 2) for n in QAOA_SIZES)]
+    times = {k: float("inf") for k in points}
+    for k in points * 2:  # two rounds, the best of each point
+        times[k] = min(times[k], _best(qaoa_iteration(*k), repeats=5))
+    return qaoa_figures(times)
 
 
 def qml_step(model, batch: int):
@@ -161,23 +225,64 @@ def qml_step(model, batch: int):
 
 
 def qml_threads(n_wires: int, batch: int, cores: int) -> int:
-    """Threads the DressedQNN kernels keep busy: all of them once a call covers ``PARALLEL_MIN``
-    amplitudes (the batched kernels' ``(B, 2, 2**n)`` planes), else one (``sim/pool.py``'s rule)."""
-    from qhybrid.sim.pool import threads_for
+    """Threads the DressedQNN kernels keep busy with ``cores``: :func:`qhybrid.estimate.work.qml_split`."""
+    from qhybrid.estimate.work import qml_split
 
-    return threads_for(batch * 2 * 2**n_wires, threads=cores)
+    return qml_split(n_wires, batch, cores)[0]
 
 
-def measure_qml() -> tuple[float, ...]:
-    """Per-step overhead (s) and GFLOP/s per busy thread at 8, 10, 12 and 16 wires of a DressedQNN step (batch 16).
+def measure_dispatch() -> tuple[float, float]:
+    """Seconds a ``sim.pool.run_parts`` call adds on more than one thread: ``(hand-off, per extra thread)``,
+    from calls of trivial parts on 1, 2 and 8 threads (the pool threads need not have cores of their own)."""
+    from qhybrid.sim.pool import run_parts
+
+    def quartile(parts: int, calls: int = 400) -> float:  # the lower quartile of single calls' wall-clock:
+        args = [()] * parts  # a hand-off is mostly waiting, which no CPU clock counts, and a loaded
+        run_parts(int, args)  # machine's delays (the other thread not scheduled) land in the upper part
+        times = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            run_parts(int, args)
+            times.append(time.perf_counter() - t)
+        return sorted(times)[calls // 4]
+
+    one, two, eight = quartile(1), quartile(2), quartile(8)
+    submit = max(0.0, (eight - two) / 6)
+    return max(0.0, two - one - submit), submit
+
+
+def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cache_gbs: float, dram_gbs: float,
+                l3_bytes: int) -> tuple[float, ...]:
+    """``(per-step s, GFLOP/s per busy thread at 8, 10, 12, 16 wires)`` from a DressedQNN step's seconds
+    at each of QML_SIZES (batch 16) on ``cores`` threads.
 
     The overhead (autograd, Adam, the classical layers: about the same at any size) is the step
-    at 4 wires; each rate is the rest of a step's time over its arithmetic, divided by the threads
-    the kernels kept busy (one at 8 wires, all from 10: ``qml_threads``), so the model can give an
-    instance's cores and another batch the threads they would get.
+    at 4 wires; each rate is the rest of a step's time, less the hand-offs and serial copies
+    (:func:`qhybrid.estimate.model.qml_fixed_seconds`), over its arithmetic, divided by the threads
+    the kernels kept busy (``work.qml_split``), so the model can give an instance's cores and
+    another batch the threads they would get.
     """
+    from qhybrid.estimate.model import qml_fixed_seconds
+
+    def rest(n):  # the step less its parts that do not shrink with threads
+        return times[n] - qml_fixed_seconds(qml_work(n, QML_BATCH), n_wires=n, batch=QML_BATCH, threads=cores,
+                                            wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
+                                            dram_gbs=dram_gbs, l3_bytes=l3_bytes)
+
+    tiny, first = qml_work(QML_SIZES[0], QML_BATCH), qml_work(QML_SIZES[1], QML_BATCH)
+    rate = first.flops / max(1e-9, rest(QML_SIZES[1]) - rest(QML_SIZES[0]))  # the smallest state's own rate
+    step_s = max(0.0, rest(QML_SIZES[0]) - tiny.flops / rate)
+    rates = [qml_work(n, QML_BATCH).flops / max(1e-9, rest(n) - step_s) / qml_threads(n, QML_BATCH, cores) / 1e9
+             for n in QML_SIZES[1:]]
+    return (step_s, *rates)
+
+
+def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1e9,
+                dram_gbs: float = 1e9) -> tuple[float, ...]:
+    """:func:`qml_figures` of a DressedQNN training step (batch 16) timed at each of QML_SIZES here."""
     import torch
 
+    from qhybrid.estimate.hardware import local_l3_bytes
     from qhybrid.jobs.instances import local_cores
     from qhybrid.qml import DressedQNN
 
@@ -185,15 +290,8 @@ def measure_qml() -> tuple[float, ...]:
     for n in QML_SIZES * 2:  # two rounds, the best of each size: one noisy moment does not stick
         step = qml_step(DressedQNN(n, generator=torch.Generator().manual_seed(0)), QML_BATCH)
         times[n] = min(times[n], _best(step, repeats=5))
-    tiny = qml_work(QML_SIZES[0], QML_BATCH)
-    first = qml_work(QML_SIZES[1], QML_BATCH)
-    rate = first.flops / max(1e-9, times[QML_SIZES[1]] - times[QML_SIZES[0]])  # the smallest state's own rate
-    step_s = max(0.0, times[QML_SIZES[0]] - tiny.flops / rate)
-    rates = []
-    for n in QML_SIZES[1:]:
-        busy = qml_threads(n, QML_BATCH, local_cores())
-        rates.append(qml_work(n, QML_BATCH).flops / max(1e-9, times[n] - step_s) / busy / 1e9)
-    return (step_s, *rates)
+    return qml_figures(times, cores=local_cores(), wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
+                       dram_gbs=dram_gbs, l3_bytes=local_l3_bytes())
 
 
 def _read_cache(path: Path) -> dict:
@@ -229,6 +327,37 @@ def cached_calibration() -> Calibration | None:
     return Calibration(**entry) if isinstance(entry, dict) and set(entry) == names else None
 
 
+# a calibration's figures as fractions of its machine's peak (rates) or times at its core clock
+# (overheads), measured on the 2-core AMD EPYC of benchmarks/estimate.py (2026-12-01): what
+# ``nominal_calibration`` assumes of a machine that was not measured
+NOMINAL = {
+    "qaoa_serial_gflops": 0.090, "qaoa_parallel_small_gflops": 0.094, "qaoa_parallel_gflops": 0.131,
+    "qaoa_parallel_large_gflops": 0.153, "qml_small_gflops": 0.094, "qml_mid_gflops": 0.125,
+    "qml_gflops": 0.148, "qml_large_gflops": 0.248,  # per busy thread: fractions of one core's peak
+    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 4.5e-3, "pool_wake_s": 3e-5,
+    "pool_submit_s": 6e-6,
+}
+NOMINAL_GHZ = 2.45
+PER_THREAD = ("qml_small_gflops", "qml_mid_gflops", "qml_gflops", "qml_large_gflops", "qaoa_serial_gflops")
+
+
+def nominal_calibration() -> Calibration:
+    """This machine's figures WITHOUT measuring: its peak (vector flags, clock) times :data:`NOMINAL`'s
+    efficiencies, overheads scaled by the clock, bandwidths per core (``nominal=True``; instant)."""
+    from qhybrid.estimate.hardware import PER_CORE_BANDWIDTH_GBS, cpu_model, local_peak_gflops
+    from qhybrid.jobs.instances import local_cores
+
+    cores = local_cores()
+    peak = local_peak_gflops(cores)
+    ghz = peak / cores / 16
+    figures = {k: v * (peak / cores if k in PER_THREAD else peak) if k.endswith("gflops") else v * NOMINAL_GHZ / ghz
+               for k, v in NOMINAL.items()}
+    return Calibration(key=machine_key(), cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=ghz,
+                       bandwidth_gbs=PER_CORE_BANDWIDTH_GBS * cores, thread_bandwidth_gbs=PER_CORE_BANDWIDTH_GBS,
+                       cache_bandwidth_gbs=CACHE_GBS_PER_GHZ * ghz,
+                       measured="", seconds=0.0, nominal=True, **figures)
+
+
 def local_calibration(*, refresh: bool = False) -> Calibration:
     """This machine's calibration: from the cache, or measured now (a few seconds) and cached.
 
@@ -246,16 +375,20 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         return found
     began = time.perf_counter()
     cores = local_cores()
-    bandwidth = measure_bandwidth()
-    call, serial, parallel_small, parallel, parallel_large = isolated("calibrate.measure_qaoa")
-    step_s, qml_small, qml_mid, qml_rate, qml_large = isolated("calibrate.measure_qml")
+    bandwidth, one = measure_bandwidth(DRAM_MIB, cores), measure_bandwidth(DRAM_MIB)
+    cache = measure_bandwidth(cache_mib())
+    iteration, call, serial, parallel_small, parallel, parallel_large = isolated("calibrate.measure_qaoa")
+    wake, submit = isolated("calibrate.measure_dispatch")
+    step_s, qml_small, qml_mid, qml_rate, qml_large = isolated("calibrate.measure_qml", wake, submit, cache, one)
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
-        bandwidth_gbs=bandwidth, qaoa_call_s=call, qaoa_serial_gflops=serial,
+        bandwidth_gbs=bandwidth, thread_bandwidth_gbs=one, cache_bandwidth_gbs=cache, qaoa_iteration_s=iteration, qaoa_call_s=call,
+        qaoa_serial_gflops=serial,
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
         qaoa_parallel_large_gflops=parallel_large,
-        qml_step_s=step_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large,
+        qml_step_s=step_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large, pool_wake_s=wake,
+        pool_submit_s=submit,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )

@@ -65,8 +65,10 @@ class Machine:
         memory_bytes: RAM.
         peak_gflops: double-precision peak of the vCPUs the job gets (GFLOP/s), at the vector width
             our kernels use (256-bit, see USED_FLOPS_PER_CYCLE).
-        bandwidth_gbs: sustained memory bandwidth the job gets (GB/s).
+        bandwidth_gbs: sustained memory bandwidth the job gets (GB/s), all threads.
         l3_bytes: last-level cache (states smaller than this are not DRAM-bound).
+        thread_bandwidth_gbs: one thread's DRAM bandwidth (numpy's serial copies).
+        cache_bandwidth_gbs: one thread's bandwidth over a working set resident in the last-level cache.
         gpus, gpu_model, gpu_memory_bytes, gpu_bandwidth_gbs, gpu_fp64_gflops, gpu_fp32_gflops: per GPU.
         gpu_link_gbs: between the GPUs of this machine; network_gbs: to other instances.
         assumed: the facts the model assumed (not in the catalogue), for the notes.
@@ -79,6 +81,8 @@ class Machine:
     peak_gflops: float
     bandwidth_gbs: float
     l3_bytes: int
+    thread_bandwidth_gbs: float = PER_CORE_BANDWIDTH_GBS
+    cache_bandwidth_gbs: float = 30.0
     gpus: int = 0
     gpu_model: str = ""
     gpu_memory_bytes: int = 0
@@ -95,8 +99,8 @@ class Machine:
         return self.peak_gflops / max(1, self.cores)
 
 
-def _cpu_figures(generation: str, vcpus: int, socket_gbs: float | None) -> tuple[float, float, int, list[str]]:
-    """Peak GFLOP/s, bandwidth GB/s and L3 bytes of ``vcpus`` of a generation, and what was assumed."""
+def _cpu_figures(generation: str, vcpus: int, socket_gbs: float | None) -> tuple[float, float, int, float, list[str]]:
+    """Peak GFLOP/s, bandwidth GB/s, L3 bytes and clock GHz of ``vcpus`` of a generation, and what was assumed."""
     assumed = []
     if generation not in CPU_GENERATIONS:
         assumed.append(f"CPU generation {generation or 'unknown'!r} taken as Skylake-SP")
@@ -110,13 +114,15 @@ def _cpu_figures(generation: str, vcpus: int, socket_gbs: float | None) -> tuple
         assumed.append(f"socket bandwidth {socket_gbs:g} GB/s for {generation}")
     sockets = 2 if vcpus >= 64 else 1
     bandwidth = min(sockets * socket_gbs, cores * PER_CORE_BANDWIDTH_GBS)
-    return peak, bandwidth, sockets * l3_mib * 2**20, assumed
+    return peak, bandwidth, sockets * l3_mib * 2**20, ghz, assumed
 
 
 def instance_machine(inst) -> Machine:
     """The machine of a catalogue :class:`~qhybrid.jobs.instances.Instance`."""
     generation = inst.cpu_generation or HOST_CPU.get(inst.type.rsplit(".", 1)[0], "")
-    peak, bandwidth, l3, assumed = _cpu_figures(generation, inst.vcpus, inst.cpu_socket_bandwidth_gbs)
+    from qhybrid.estimate.calibrate import CACHE_GBS_PER_GHZ
+
+    peak, bandwidth, l3, ghz, assumed = _cpu_figures(generation, inst.vcpus, inst.cpu_socket_bandwidth_gbs)
     if not inst.cpu_generation and generation:
         assumed.insert(0, f"host CPU {generation} (EC2 family page; blank in the catalogue)")
     fp64, fp32 = GPU_MODELS.get(inst.gpu_model, (0.0, 0.0))
@@ -124,7 +130,8 @@ def instance_machine(inst) -> Machine:
         assumed.append(f"GPU model {inst.gpu_model!r} has no arithmetic figures")
     return Machine(
         name=inst.type, vcpus=inst.vcpus, cores=max(1, inst.vcpus // 2), memory_bytes=int(inst.memory_gib * 2**30), peak_gflops=peak,
-        bandwidth_gbs=bandwidth, l3_bytes=l3, gpus=inst.gpus, gpu_model=inst.gpu_model,
+        bandwidth_gbs=bandwidth, l3_bytes=l3, thread_bandwidth_gbs=min(bandwidth, PER_CORE_BANDWIDTH_GBS),
+        cache_bandwidth_gbs=CACHE_GBS_PER_GHZ * ghz, gpus=inst.gpus, gpu_model=inst.gpu_model,
         gpu_memory_bytes=int((inst.gpu_memory_gib or 0) * 2**30),
         gpu_bandwidth_gbs=inst.gpu_memory_bandwidth_gbs or 0.0, gpu_fp64_gflops=fp64 * 1000,
         gpu_fp32_gflops=fp32 * 1000, gpu_link_gbs=GPU_LINK_GBS.get(inst.gpu_model, PCIE_GBS),
@@ -157,7 +164,7 @@ def _cpu_flags() -> set[str]:
     return set()
 
 
-def _l3_bytes() -> int:
+def local_l3_bytes() -> int:
     try:
         with open("/sys/devices/system/cpu/cpu0/cache/index3/size", encoding="utf-8") as f:
             text = f.read().strip().upper()
@@ -185,7 +192,7 @@ def local_peak_gflops(cores: int) -> float:
 
 
 def local_machine(calibration) -> Machine:
-    """This machine, with the measured figures of ``calibration`` (None: its nominal peak)."""
+    """This machine, with the measured figures of ``calibration`` (None: the nominal ones, not measured)."""
     from qhybrid.jobs.instances import local_cores, local_gpus
 
     cores = local_cores()
@@ -193,7 +200,11 @@ def local_machine(calibration) -> Machine:
         memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         memory = 0
-    peak = calibration.peak_gflops if calibration is not None else local_peak_gflops(cores)
-    bandwidth = calibration.bandwidth_gbs if calibration is not None else cores * PER_CORE_BANDWIDTH_GBS
-    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory), peak_gflops=peak,
-                   bandwidth_gbs=bandwidth, l3_bytes=_l3_bytes(), gpus=local_gpus())
+    if calibration is None:
+        from qhybrid.estimate.calibrate import nominal_calibration
+
+        calibration = nominal_calibration()
+    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory),
+                   peak_gflops=calibration.peak_gflops, bandwidth_gbs=calibration.bandwidth_gbs,
+                   l3_bytes=local_l3_bytes(), thread_bandwidth_gbs=calibration.thread_bandwidth_gbs,
+                   cache_bandwidth_gbs=calibration.cache_bandwidth_gbs, gpus=local_gpus())

@@ -3,8 +3,12 @@
 ``Job.create`` calls :func:`preflight` before anything is written: with a
 ``max_cost`` it predicts the run (calibrating this machine once if needed) and
 refuses a job whose predicted cost exceeds the budget unless ``force``; without
-one it predicts only when a calibration is already cached (a submission never
-waits for a calibration it did not ask for). The prediction is written to
+one it predicts with the cached calibration, or, when there is none, with this
+CPU's nominal figures (``calibrate.nominal_calibration``: nothing measured, a
+submission never waits for a calibration it did not ask for; PennyLane devices
+get a nominal probe when none is cached). An uncalibrated prediction is marked
+so (``calibrated: false``); the cost line's other instances still come from the
+model's time ratios, anchored to the measured run (its own calibration point). The prediction is written to
 ``estimate.json`` in the job folder; ``describe()`` puts it beside the
 measurement and prices the same run on other instance types by the model's
 time ratios, anchored to the measured bill.
@@ -34,21 +38,21 @@ def kwargs_from_spec(spec) -> dict:
 
 
 def preflight(spec, *, force: bool = False):
-    """Predict ``spec`` (None when that would mean calibrating uninvited, or the estimate fails); check its budget.
+    """Predict ``spec`` (None when the estimate fails); check its budget. Without a budget nothing is
+    measured: the cached calibration, or the nominal one (:func:`~qhybrid.estimate.calibrate.nominal_calibration`).
 
     Raises:
         BudgetError: the predicted cost on the job's instances exceeds ``spec.max_cost`` and not ``force``.
     """
-    from qhybrid.estimate.calibrate import cached_calibration
+    from qhybrid.estimate.calibrate import cached_calibration, nominal_calibration
     from qhybrid.estimate.predict import estimate_job
     from qhybrid.estimate.render import format_cost, summary
 
     from qhybrid.errors import QhybridError
 
-    if spec.max_cost is None and cached_calibration() is None:
-        return None
+    cal = None if spec.max_cost is not None else (cached_calibration() or nominal_calibration())
     try:
-        est = estimate_job(kwargs_from_spec(spec))
+        est = estimate_job(kwargs_from_spec(spec), calibration=cal)
     except (QhybridError, OSError):  # a failed probe, an unreadable store: no prediction, the job runs as before
         return None
     row = est.row(spec.instance_type)
@@ -98,12 +102,13 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
 
     Returns:
         ``predicted`` (the own row's seconds per iteration, total seconds, cost, method), ``measured_over_predicted``
-        (measured run time / predicted total), ``measured_seconds_per_iteration`` (from the job's metrics), ``cost_on_other_instances_usd`` (by the model's time ratio,
-        anchored to the measured bill) and ``cost_on_other_instances_basis`` (``model`` or ``equal duration``).
+        (measured run time / predicted total), ``measured_seconds_per_iteration`` (from the job's metrics),
+        ``cost_on_other_instances_usd`` (by the model's time ratio, anchored to the measured bill; without
+        a predicted time, :func:`by_core_speed`) and ``cost_on_other_instances_basis`` (``model`` or ``this run``).
     """
     from qhybrid.jobs import instances
 
-    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": "equal duration",
+    out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": None,
            "measured_seconds_per_iteration": None}
     rows = {r["target"]: r for r in (prediction or {}).get("rows", [])}
     own = rows.get(instance_type)
@@ -113,6 +118,7 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
         # a run to convergence: its length was an expectation (with the 80 % range), not a known count
         out["predicted"]["iterations_expected"] = bool(prediction.get("iterations_expected"))
         out["predicted"]["total_seconds_range"] = own.get("total_seconds_range")
+        out["predicted"]["calibrated"] = prediction.get("calibrated", True)
         if own["total_seconds"] and measured_seconds:
             out["measured_over_predicted"] = measured_seconds / own["total_seconds"]
         if folder is not None:
@@ -133,6 +139,24 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
         out["cost_on_other_instances_usd"] = others
         out["cost_on_other_instances_basis"] = "model"
         return out
-    out["cost_on_other_instances_usd"] = {k: v for k, v in instances.costs_elsewhere(billed_seconds, instance_count).items()
-                                          if k != instance_type}
+    out["cost_on_other_instances_usd"] = by_core_speed(billed_seconds, instance_type, instance_count)
+    out["cost_on_other_instances_basis"] = "this run"
+    return out
+
+
+def by_core_speed(billed_seconds: float, instance_type: str, instance_count: int) -> dict[str, float]:
+    """The same run's cost on each priced CPU-or-GPU type when no prediction has a time for it (a script
+    without history, a job from before predictions were stored): this run as its own history, scaled by
+    one core's peak there against its own type's (what ``estimate run`` does with a script's history)."""
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.jobs import instances
+
+    cat = instances.catalogue()
+    own = instance_machine(cat[instance_type]).core_gflops if instance_type in cat else None
+    out = {}
+    for name, inst in sorted(cat.items()):
+        if name == instance_type or inst.usd_per_minute is None or own is None:
+            continue
+        seconds = instances.ceil_seconds(billed_seconds * own / instance_machine(inst).core_gflops)
+        out[name] = instances.cost(seconds, inst, instance_count)
     return out

@@ -1,10 +1,13 @@
 """Seconds per iteration of a :class:`~qhybrid.estimate.work.Work` on a :class:`~qhybrid.estimate.hardware.Machine`.
 
-CPU (our numba engines): ``calls x call overhead + max(arithmetic, memory)``.
-The arithmetic rate is this machine's measured one (:mod:`.calibrate`) scaled by
-the ratio of peak figures (per core for a one-thread sweep, all cores else);
-the memory term counts only when the working set exceeds the last-level cache.
-The overhead scales with one core's speed.
+CPU (our numba engines): ``overheads + max(arithmetic, memory)``. The arithmetic
+rate is this machine's measured one (:mod:`.calibrate`) scaled by the ratio of
+peak figures (per core for a one-thread sweep, all cores else); the memory term
+streams the bytes at the bandwidth of the working set's home: the last-level
+cache (one thread's cache-resident bandwidth times the busy threads) when it
+fits, DRAM past it. The overheads (QAOA: per iteration and per kernel call; QML:
+the fixed step and a thread hand-off per extra thread per call) scale with one
+core's speed; QML's serial planar copies run at one thread's bandwidth.
 
 GPU (torch on CUDA): ``launches x LAUNCH_S + max(bytes / (GPU bandwidth x
 GPU_BW_EFFICIENCY), flops / (peak x GPU_FLOP_EFFICIENCY))`` - an uncalibrated
@@ -37,8 +40,12 @@ def _between(x: float, x0: float, y0: float, x1: float, y1: float) -> float:
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
-def _memory_seconds(bytes_, working_set, machine) -> float:
-    return bytes_ / (machine.bandwidth_gbs * 1e9) if working_set > machine.l3_bytes else 0.0
+def _memory_seconds(bytes_, working_set, machine, threads: int = 1) -> float:
+    """``bytes_`` streamed from the cache (``threads`` x one thread's cache-resident bandwidth) when
+    ``working_set`` fits the last-level cache, else from DRAM (all threads)."""
+    if working_set <= machine.l3_bytes:
+        return bytes_ / (machine.cache_bandwidth_gbs * max(1, threads) * 1e9)
+    return bytes_ / (machine.bandwidth_gbs * 1e9)
 
 
 def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
@@ -46,7 +53,8 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     from qhybrid.qaoa.simulator import QAOA
 
     core = _core_ratio(machine, cal)
-    if simulated_qubits <= QAOA.SERIAL_BITS:
+    serial = simulated_qubits <= QAOA.SERIAL_BITS
+    if serial:
         rate = cal.qaoa_serial_gflops * core
     else:  # measured at 17, 19 and 21 simulated qubits (18, 20 and 22 Max-Cut nodes)
         here = (_between(simulated_qubits, 17, cal.qaoa_parallel_small_gflops, 19, cal.qaoa_parallel_gflops)
@@ -54,7 +62,8 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
                 _between(simulated_qubits, 19, cal.qaoa_parallel_gflops, 21, cal.qaoa_parallel_large_gflops))
         rate = here * machine.peak_gflops / cal.peak_gflops
     compute = work.flops / (rate * 1e9)
-    return work.calls * cal.qaoa_call_s / core + max(compute, _memory_seconds(work.bytes, work.working_set_bytes, machine))
+    memory = _memory_seconds(work.bytes, work.working_set_bytes, machine, 1 if serial else machine.cores)
+    return (cal.qaoa_iteration_s + work.calls * cal.qaoa_call_s) / core + max(compute, memory)
 
 
 def _qml_rate_per_thread(cal, n_wires: int) -> float:
@@ -71,19 +80,37 @@ def _qml_rate_per_thread(cal, n_wires: int) -> float:
     return points[-1][1]
 
 
+def qml_fixed_seconds(work, *, n_wires: int, batch: int, threads: int, wake_s: float, submit_s: float,
+                      cache_gbs: float, dram_gbs: float, l3_bytes: int) -> float:
+    """Seconds of a DressedQNN step that do not shrink with threads, beyond the fixed step: the thread
+    hand-offs (per call on more than one busy thread ``wake_s`` plus ``submit_s`` per extra one;
+    :func:`~qhybrid.estimate.work.qml_split` counts the calls) and
+    the serial planar copies at one thread's bandwidth (cache-resident or DRAM by the batch's working set)."""
+    from qhybrid.estimate.work import qml_split
+
+    busy, calls = qml_split(n_wires, batch, threads)
+    copies = work.serial_bytes / ((cache_gbs if work.working_set_bytes <= l3_bytes else dram_gbs) * 1e9)
+    return (calls * (wake_s + (busy - 1) * submit_s) if busy > 1 else 0.0) + copies
+
+
 def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None) -> float:
     """One DressedQNN step on ``batch`` local samples: the fixed step (autograd, Adam, the classical
-    layers; scaled by one core's speed) plus the arithmetic at the measured rate per busy thread,
-    times the threads the kernels would keep busy there (all ``cores`` once
-    a call covers ``PARALLEL_MIN`` amplitudes; else one)."""
-    from qhybrid.estimate.calibrate import qml_threads
+    layers; scaled by one core's speed), the hand-offs and serial copies (:func:`qml_fixed_seconds`),
+    plus the arithmetic at the measured rate per busy thread times the threads the kernels keep busy
+    with ``cores`` (:func:`~qhybrid.estimate.work.qml_split`), or the gate passes' memory if slower."""
+    from qhybrid.estimate.work import qml_split
 
     core = _core_ratio(machine, cal)
-    use = qml_threads(n_wires, batch, cores or machine.cores)
-    rate = _qml_rate_per_thread(cal, n_wires) * core * use
+    threads = cores or machine.cores
+    busy, _ = qml_split(n_wires, batch, threads)
+    fixed = qml_fixed_seconds(work, n_wires=n_wires, batch=batch, threads=threads,
+                              wake_s=cal.pool_wake_s / core, submit_s=cal.pool_submit_s / core,
+                              cache_gbs=machine.cache_bandwidth_gbs,
+                              dram_gbs=machine.thread_bandwidth_gbs, l3_bytes=machine.l3_bytes)
+    rate = _qml_rate_per_thread(cal, n_wires) * core * busy
     per_sample_set = work.working_set_bytes // max(1, batch)
-    memory = _memory_seconds(work.bytes, per_sample_set * use, machine)
-    return cal.qml_step_s / core + max(work.flops / (rate * 1e9), memory)
+    memory = _memory_seconds(work.bytes - work.serial_bytes, per_sample_set * busy, machine, busy)
+    return cal.qml_step_s / core + fixed + max(work.flops / (rate * 1e9), memory)
 
 
 def gpu_seconds(work, machine, *, overhead_s: float = 0.0) -> float:

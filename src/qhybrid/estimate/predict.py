@@ -58,6 +58,7 @@ class Estimate:
     notes: tuple[str, ...] = field(default=())
     iterations_expected: bool = False  # True: a run to convergence, whose length is a measured expectation
     iterations_range: tuple[int, int] | None = None  # 80 % of measured runs, in the units of ``iterations``
+    calibrated: bool = True  # False: this machine's nominal figures (calibrate.nominal_calibration), nothing measured
 
     def row(self, target: str) -> Row:
         """The row of ``target`` (``local`` or an instance type). Raises SpecError if absent."""
@@ -254,8 +255,9 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
                      "no GPU measured, uncalibrated")
         return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
                                            machine=machine, item=item)
-    pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch)
-    notes.append(f"probe: {pr.device} timed here at {', '.join(map(str, pr.sizes))} qubits, scaled by 2^n x gates")
+    pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch, measure=not cal.nominal)
+    notes.append(f"probe: {pr.device} timed here at {', '.join(map(str, pr.sizes))} qubits, scaled by 2^n x gates"
+                 if pr.sizes else f"probe NOT run: {pr.device} taken as lightning.qubit's nominal probe")
     return probe.probe_seconds(pr, n=n, edges=edges, layers=layers, state_bytes=2**n * item,
                                l3_bytes=machine.l3_bytes, core_ratio=_core_ratio(machine, cal))
 
@@ -366,5 +368,15 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
                     instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
                     iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,
                     iterations_range=None if expected is None else span, cheapest=cheapest, fastest=fastest,
-                    notes=counted + (() if cal is None else (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, "
-                                                  f"{cal.bandwidth_gbs:.0f} GB/s, {cal.measured}",)))
+                    calibrated=cal is None or not cal.nominal,
+                    notes=counted + _calibration_note(cal))
+
+
+def _calibration_note(cal) -> tuple[str, ...]:
+    if cal is None:
+        return ()
+    if cal.nominal:
+        return (f"NOT calibrated: nominal figures of this CPU ({cal.cpu_model}, {cal.cores} threads), not measured "
+                f"(qhybrid estimate calibrates once, in about a minute)",)
+    return (f"calibrated here: {cal.cpu_model}, {cal.cores} threads, {cal.bandwidth_gbs:.0f} GB/s DRAM, "
+            f"{cal.cache_bandwidth_gbs:.0f} GB/s a thread in cache, {cal.measured}",)

@@ -113,8 +113,9 @@ def predicted_line(info: dict) -> str | None:
     span = pred.get("total_seconds_range")
     expected = (f", expected: a run to convergence, 80 % of runs {_seconds(span[0])}-{_seconds(span[1])}"
                 if pred.get("iterations_expected") and span else "")
+    how = pred["method"] + ("" if pred.get("calibrated", True) else ", NOT calibrated: nominal figures")
     text = (f"predicted {_seconds(pred['total_seconds'])} ({_seconds(pred['seconds_per_iteration'])}/iteration, "
-            f"{pred['method']}{expected})")
+            f"{how}{expected})")
     if info.get("measured_seconds") is not None:
         text += f", measured {_seconds(info['measured_seconds'])}"
         if info.get("measured_seconds_per_iteration") is not None:

@@ -45,6 +45,7 @@ class Work:
         working_set_bytes: the bytes the passes cycle through (cache-resident when small).
         params: trainable parameters (the all-reduce of a data-parallel step).
         dtype: ``complex128`` or ``complex64``.
+        serial_bytes: bytes moved by one thread whatever the cores (numpy's planar copies), part of ``bytes``.
     """
 
     calls: int
@@ -55,6 +56,7 @@ class Work:
     working_set_bytes: int
     params: int
     dtype: str = "complex128"
+    serial_bytes: float = 0.0
 
 
 def _check_dtype(dtype: str) -> int:
@@ -161,9 +163,29 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
     flops_per_sample = size * (14 * touched + (14 + 16 + 14) * touched + 40)
     states = 4  # psi, lambda, scratch, spare (numba planar)
     memory = states * batch * s + RUNTIME_BYTES
-    # planar kernels (a sample per thread) when the batch covers the threads: 3 calls, else 2 per gate
-    calls = 3 if batch >= 2 else 2 * len(gates) + 1
-    return Work(calls=calls, passes=passes_per_sample * batch,
+    # kernel calls on one thread (batched.run, sweep, factor_gradients); qml_split gives them per machine
+    return Work(calls=QML_CALLS, passes=passes_per_sample * batch,
                 bytes=float(passes_per_sample * batch * s), flops=float(flops_per_sample * batch),
                 memory_bytes=int(memory), working_set_bytes=int(states * batch * s),
-                params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype)
+                params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype,
+                serial_bytes=float(QML_COPIES * 2 * batch * s))
+
+
+QML_CALLS = 3  # batched.run, batched.sweep, batched.factor_gradients: each one sim.pool.run_parts
+QML_COPIES = 5  # numpy planar copies a step: to_planes x 3 (psi; psi, lambda for the sweep), from_planes x 2
+
+
+def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3)) -> tuple[int, int]:
+    """``(busy threads, thread hand-offs)`` of a DressedQNN step's kernels on ``threads`` threads, as
+    ``sim.batched._calls`` cuts them: one thread below ``PARALLEL_MIN`` amplitudes of the batch
+    (``batch x 2^n``); a slice of samples per thread (``min(batch, threads)`` busy, one hand-off per
+    call) when the batch covers the threads or has under ``GATE_SPLIT_MIN`` amplitudes; else every
+    gate split between all threads (a hand-off per gate in the run and the sweep)."""
+    from qhybrid.sim.batched import GATE_SPLIT_MIN
+    from qhybrid.sim.pool import threads_for
+
+    size = 2**n_wires
+    use = threads_for(batch * size, threads=max(1, threads))
+    if batch >= use or batch * size < GATE_SPLIT_MIN:
+        return min(batch, use), QML_CALLS
+    return use, 2 * len(qml_gates(n_wires, ranges)) + 1
