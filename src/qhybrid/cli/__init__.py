@@ -144,6 +144,10 @@ def main(argv=None) -> int:
 
     exc = _exceptions()
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the qhybrid process itself, not a caller's Python: fork the jobs' supervisors
+        from qhybrid.cli import workload
+
+        workload.LAUNCH = "fork"
     try:
         value = app(args=args, prog_name="qhybrid", standalone_mode=False)
         return int(value or 0) if isinstance(value, int) else 0
