@@ -17,6 +17,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -39,15 +40,18 @@ class DeviceSpec:
         return f"local:{self.provider}/{self.name}"
 
 
-def _pennylane_devices() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _pennylane_devices() -> tuple[str, ...]:
+    """The installed PennyLane device names, scanned once per process: reading every installed
+    distribution's entry points costs tens of milliseconds each time."""
     from importlib.metadata import entry_points
 
-    return sorted({ep.name for ep in entry_points(group="pennylane.plugins")})
+    return tuple(sorted({ep.name for ep in entry_points(group="pennylane.plugins")}))
 
 
 def available_devices() -> dict[str, list[str]]:
     """Return the device names of each provider: ``{"qhybrid": [...], "pennylane": [...]}``."""
-    return {"qhybrid": list(QHYBRID_DEVICES), "pennylane": _pennylane_devices()}
+    return {"qhybrid": list(QHYBRID_DEVICES), "pennylane": list(_pennylane_devices())}
 
 
 def _valid_strings(avail: dict[str, list[str]]) -> list[str]:
@@ -63,8 +67,10 @@ def parse_device(s: str | DeviceSpec) -> DeviceSpec:
     """
     if isinstance(s, DeviceSpec):
         s = str(s)
-    avail = available_devices()
     match = _PATTERN.match(s.strip()) if isinstance(s, str) else None
+    if match and match["provider"] == "qhybrid" and match["name"] in QHYBRID_DEVICES:
+        return DeviceSpec("qhybrid", match["name"])  # our own: no need to scan the PennyLane plugins
+    avail = available_devices()
     if not match:
         raise DeviceError(
             f"device {s!r} is not of the form 'local:<provider>/<name>'; valid: {', '.join(_valid_strings(avail))}"

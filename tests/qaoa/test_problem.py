@@ -89,3 +89,15 @@ def test_bit_order_wire0_most_significant():
     vals = d.dense().tolist()
     for z, (b0, b1, _b2) in enumerate(itertools.product((0, 1), repeat=3)):
         assert vals[z] == (-1.0 if b0 != b1 else 0.0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 10, 18])
+def test_random_graph_is_networkx_gnm_edge_for_edge(n):
+    """The fast path draws gnm graphs itself (no networkx import in the job): the same graph, the
+    same edge order, for sparse, empty, complete and over-full edge counts and several seeds."""
+    from qhybrid.qaoa.problem import random_graph
+
+    pairs = n * (n - 1) // 2
+    for m in sorted({0, 1, pairs // 3, pairs // 2, pairs - 1, pairs, pairs + 2} - {-1}):
+        for seed in (0, 1, 7, 1967, 2**32 - 1):
+            assert random_graph(n, m, seed=seed) == as_graph(nx.gnm_random_graph(n, m, seed=seed)), (n, m, seed)

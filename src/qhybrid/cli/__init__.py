@@ -17,6 +17,8 @@ import sys
 import typer
 from typer.core import TyperGroup
 
+from qhybrid.cli import coerce
+
 COMMAND_MODULES = (
     "qhybrid.cli.run",  # run
     "qhybrid.cli.jobs",  # jobs list|show|logs|metrics|result|wait|compare|cancel|rm
@@ -55,7 +57,8 @@ def _exceptions():
 
 
 def _untyped_flags(command) -> None:
-    """Leave the type column of a flag's help row empty, in ``command`` and every command under it.
+    """Leave the type column of a flag's help row empty, in ``command`` and every command under it;
+    and give every parameter there a value coercion without pydantic (``coerce``).
 
     Typer 0.29's Rich help labels every flag (``--json``, ``--help``, ``--version``) ``<bool>``, as
     if it took a value; a flag's metavar is used nowhere else (usage lines and errors name its
@@ -71,6 +74,7 @@ def _untyped_flags(command) -> None:
         for param in (*command.params, *([option] if option is not None else [])):
             if getattr(param, "is_flag", False) and param.metavar is None:
                 param.metavar = ""
+            coerce.install_param(param)
         return option
 
     command.get_help_option = help_option
@@ -80,11 +84,13 @@ def _untyped_flags(command) -> None:
 
 class _Root(TyperGroup):
     """The root group: every command's QhybridError and usage error become one line and exit 1,
-    under ``main`` and under Typer's test runner alike; flags without a ``<bool>`` in help."""
+    under ``main`` and under Typer's test runner alike; flags without a ``<bool>`` in help; plain
+    option values converted without pydantic (``coerce``)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         _untyped_flags(self)
+
 
     def invoke(self, ctx):
         from qhybrid.errors import QhybridError
@@ -138,6 +144,10 @@ def main(argv=None) -> int:
 
     exc = _exceptions()
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the qhybrid process itself, not a caller's Python: fork the jobs' supervisors
+        from qhybrid.cli import workload
+
+        workload.LAUNCH = "fork"
     try:
         value = app(args=args, prog_name="qhybrid", standalone_mode=False)
         return int(value or 0) if isinstance(value, int) else 0

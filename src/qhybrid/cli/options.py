@@ -44,20 +44,12 @@ AllowPickle = Annotated[bool, typer.Option(
 
 
 def cuda_present() -> bool:
-    """Whether torch would see CUDA, without importing torch when the answer is plainly no (a CPU
-    wheel of torch, or no NVIDIA driver): importing it costs a second or more."""
-    import glob
-    from importlib import metadata
+    """Whether the default device is ``qhybrid.gpu``: an NVIDIA driver reporting a GPU here and a
+    torch built for CUDA (``jobs.instances.cuda_expected``). torch is not imported here (a second or
+    more); the job checks that torch sees CUDA."""
+    from qhybrid.jobs.instances import cuda_expected
 
-    try:
-        version = metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return False
-    if "+cpu" in version or not (glob.glob("/proc/driver/nvidia/gpus/*") or glob.glob("/dev/nvidia[0-9]*")):
-        return False
-    from qhybrid.devices import cuda_available
-
-    return cuda_available()
+    return cuda_expected()
 
 
 def device_string(value: str | None) -> str:

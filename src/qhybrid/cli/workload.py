@@ -11,6 +11,9 @@ from qhybrid.cli import output
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
 COMPILE_AFTER_S = 1.0  # no first iteration after this long: say the kernels are compiling
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
+#: How a submitted job's supervisor starts (``Job.create(launch=...)``): ``main()``, run as the
+#: ``qhybrid`` process itself, sets ``"fork"`` (one interpreter start-up fewer); "exec" otherwise.
+LAUNCH = "exec"
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
     """
     from qhybrid.jobs import Job
 
-    job = Job.create(**job_kwargs)
+    job = Job.create(**{"launch": LAUNCH, **job_kwargs})
     if not wait:
         if json_output:
             output.print_json({"job": job.name, "state": job.state()})

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -100,6 +98,7 @@ class Job:
         address: str | None = None,
         force: bool = False,
         tags: dict | None = None,
+        launch: str = "exec",
         _extra: dict | None = None,
     ) -> "Job":
         """Validate, snapshot and start a job (Braket's ``AwsQuantumJob.create`` keywords).
@@ -127,6 +126,10 @@ class Job:
             force: submit even when the predicted cost exceeds ``max_cost`` (the job is still
                 stopped when its running cost reaches it).
             tags: ``{str: str}`` stored with the job (``jobs show``, ``jobs list --tag``).
+            launch: how the detached supervisor starts: ``"exec"``, a fresh interpreter (default),
+                or ``"fork"``, a copy of this process, which saves an interpreter's start-up: for a
+                plain single-purpose caller such as the ``qhybrid`` command, never one holding
+                threads, locks or a GPU (``qhybrid.jobs.launch``; local backend, Linux only).
 
         Returns:
             The Job (already finished when ``in_process`` or ``wait_until_complete``).
@@ -135,6 +138,8 @@ class Job:
             SpecError, InstanceError, DeviceError: bad input; nothing is written.
             BudgetError: the predicted cost exceeds ``max_cost`` (a SpecError); nothing is written.
         """
+        if launch not in ("exec", "fork"):
+            raise SpecError(f"launch={launch!r}: valid are 'exec', 'fork'")
         spec = build_spec(
             device=device, source_module=source_module, entry_point=entry_point, job_name=job_name,
             hyperparameters=hyperparameters, input_data=input_data, instance_config=instance_config,
@@ -166,7 +171,7 @@ class Job:
             if backend_.interrupted:  # Ctrl-C belongs to the caller, after the job is recorded FAILED
                 raise KeyboardInterrupt
             return job
-        job._start_supervisor()
+        job._start_supervisor(launch=launch if spec.backend == "local" else "exec")
         if wait_until_complete:
             job.wait(stream=True)
         return job
@@ -186,16 +191,11 @@ class Job:
                 spec = replace(spec, name=f"{base[:46]}-r{attempt + 1}")
         raise AssertionError("unreachable")
 
-    def _start_supervisor(self) -> None:
-        folder = store.job_dir(self.name)
-        env = {**os.environ, "QHYBRID_HOME": str(store.home())}
+    def _start_supervisor(self, *, launch: str = "exec") -> None:
+        from qhybrid.jobs import launch as launcher
+
         try:
-            with open(folder / contract.LOGS_DIR / contract.SUPERVISOR_LOG, "ab", opener=contract.private_opener) as out:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "qhybrid.jobs.supervisor", self.name],
-                    cwd=str(folder), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    start_new_session=True, close_fds=True,
-                )
+            proc = launcher.start(self.name, mode=launch)
         except OSError as err:
             transition(self.name, JobState.FAILED, reason=f"could not start the supervisor: {err}")
             raise JobError(f"job {self.name!r}: could not start its supervisor: {err}") from None

@@ -8,10 +8,12 @@ a job that can only fail once launched.
   (estimates from ``qaoa/memory.py`` and ``sim/memory.py``).
 
 Heavy imports (torch, pennylane, networkx) happen only for the checks that need them: a QAOA job
-on a CPU device is checked without torch or numba.
+is checked without torch or numba (on a GPU device the job checks its fit in GPU memory itself,
+unless torch is loaded here anyway); whether CUDA is there is the driver's answer, not torch's.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from qhybrid.devices import needs_gpu, parse_device
@@ -44,13 +46,10 @@ def check(spec) -> None:
 
 
 def _local_cuda() -> bool:
-    from qhybrid.jobs import instances
+    """A GPU here, by the driver and torch's build (no torch import: the job asks torch itself)."""
+    from qhybrid.jobs.instances import cuda_expected
 
-    if instances.local_gpus() == 0:
-        return False
-    from qhybrid.devices import cuda_available
-
-    return cuda_available()
+    return cuda_expected()
 
 
 def check_diff_method(device: str, diff_method: str) -> None:
@@ -98,7 +97,9 @@ def _qaoa(spec, dev) -> None:
     from qhybrid.qaoa import memory  # arithmetic and /proc: no torch for a CPU device
 
     need = memory.required_bytes(n, dtype=settings.dtype)
-    if _device_name(dev) == "cpu" or _local_cuda():
+    # free CUDA memory is torch's answer: asked here only when torch is loaded anyway (importing
+    # it costs the command a second or more); otherwise the job's QAOA checks the fit itself
+    if _device_name(dev) == "cpu" or ("torch" in sys.modules and _local_cuda()):
         memory.check_fits(need, n=n, device=_device_name(dev))
 
 

@@ -12,7 +12,8 @@ always adjoint), ``problem`` (``maxcut`` | ``maxclique``), ``dtype`` (``complex1
 How the angles are found: ``qaoa_optimize``.
 
 The graph comes from the input channel ``input-graph`` (a node-link JSON file or an edge list
-``i j [weight]`` per line) when given, else ``networkx.gnm_random_graph(n_nodes, n_edges, seed)``.
+``i j [weight]`` per line) when given, else ``networkx.gnm_random_graph(n_nodes, n_edges, seed)``
+(the same graph from ``qaoa.problem.random_graph``: the fast path never imports networkx).
 
 Device (``AMZN_BRAKET_DEVICE_ARN``): ``local:qhybrid/qhybrid.cpu|gpu`` runs
 :class:`qhybrid.qaoa.QAOA`; ``local:pennylane/<name>`` the same circuit as a PennyLane QNode
@@ -20,7 +21,8 @@ Device (``AMZN_BRAKET_DEVICE_ARN``): ``local:qhybrid/qhybrid.cpu|gpu`` runs
 their energy trajectories agree to rounding.
 
 Each iteration logs ``energy`` (the best energy of the batch at the parameters before the step),
-``layers`` (the stage's depth) and ``iteration_seconds``, and writes a checkpoint; a job started
+``layers`` (the stage's depth) and ``iteration_seconds``; a checkpoint is written after the first
+iteration, then at most every ``CHECKPOINT_EVERY_S`` seconds, and after the last; a job started
 with an earlier job's checkpoints (or a standalone run finding ``./qhybrid-local``) resumes where
 it stopped and says so. The result reports the answer in words (``summary``: ``cut 21 of 24 edges
 — optimum 21 (found)``). Runs standalone too: ``python -m qhybrid.workloads.qaoa``.
@@ -44,6 +46,11 @@ from qhybrid.errors import DeviceError, SpecError
 from qhybrid.workloads import qaoa_optimize as opt
 
 CHECKPOINT_SUFFIX = "qaoa"
+CHECKPOINT_EVERY_S = 1.0  # a checkpoint after an iteration at most this often (and after the last)
+# To the job runner (qhybrid.jobs.entry): every file this script writes is closed when it returns
+# (results and checkpoints are written atomically), so its process may end without Python's
+# teardown of numba's and LLVM's objects, 0.3-0.8 s of a small job's wall time.
+QHYBRID_EXIT_WITHOUT_TEARDOWN = True
 PROBLEMS = ("maxcut", "maxclique")
 OPTIMIZERS = ("adam", "sgd")
 INITS = ("interp", "seed")
@@ -165,13 +172,28 @@ def read_graph(path: Path):
 
 
 def load_graph(settings: Settings, folder: Path | None):
-    """The graph of the input channel folder when it holds a file, else gnm(n_nodes, n_edges, seed)."""
-    import networkx as nx
+    """The graph (a ``qaoa.problem.Graph``) of the input channel folder when it holds a file, else
+    gnm(n_nodes, n_edges, seed) as networkx draws it."""
+    from qhybrid.qaoa.problem import as_graph, random_graph
 
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder and folder.is_dir() else []
     if files:
-        return read_graph(files[0])
-    return nx.gnm_random_graph(settings.n_nodes, settings.n_edges, seed=settings.seed)
+        return as_graph(read_graph(files[0]))
+    return random_graph(settings.n_nodes, settings.n_edges, seed=settings.seed)
+
+
+def networkx_graph(graph):
+    """``graph`` (a ``qaoa.problem.Graph`` or a networkx graph) as a networkx graph, weights kept."""
+    import networkx as nx
+
+    from qhybrid.qaoa.problem import Graph
+
+    if not isinstance(graph, Graph):
+        return graph
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.n_nodes))
+    g.add_weighted_edges_from((i, j, w) for (i, j), w in zip(graph.edges, graph.weights))
+    return g
 
 
 # -- the two simulators (both take a batch (B, 2, p) of parameter sets) ----------------------
@@ -208,6 +230,7 @@ class _PennyLane:
         from qhybrid.qaoa.pennylane import ansatz, hamiltonians
         from qhybrid.qaoa.problem import cost_diagonal
 
+        graph = networkx_graph(graph)
         n = graph.number_of_nodes()
         self.cost_h, mixer_h = hamiltonians(graph, settings.problem)
         dev = pennylane_device(device_string, wires=n)
@@ -278,7 +301,15 @@ def _cuda() -> bool:
 
 def _set_threads(*, torch_too: bool) -> None:
     """The job's thread count (``QHYBRID_TORCH_THREADS``) for numba, and for torch when it runs
-    (the numba fast path never imports torch)."""
+    (the numba fast path never imports torch). On the numba path numba's library loads without
+    its scipy probe first (``numba_load``)."""
+    if not torch_too:
+        from qhybrid.workloads import numba_load
+
+        try:
+            numba_load.skip_blas_probe()
+        except ImportError:  # pragma: no cover - no numba: the torch kernels run
+            pass
     threads = os.environ.get("QHYBRID_TORCH_THREADS")
     if not threads:
         return
@@ -320,6 +351,34 @@ def _resume(settings: Settings) -> dict | None:
     return state
 
 
+class _Checkpoints:
+    """The loop state saved after an iteration at most every ``every`` seconds (the first at once),
+    and the last one on ``flush``: a checkpoint is a file written and synced (milliseconds), while
+    an iteration of a small instance takes well under one. A job stopped mid-run resumes from at
+    most ``every`` seconds back."""
+
+    def __init__(self, every: float = CHECKPOINT_EVERY_S):
+        self.every, self.saved_at, self.pending = every, None, None
+
+    def offer(self, state: dict) -> None:
+        now = time.monotonic()
+        if self.saved_at is None or now - self.saved_at >= self.every:
+            self._save(state)
+            self.saved_at = now
+        else:
+            self.pending = state
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self._save(self.pending)
+
+    def _save(self, state: dict) -> None:
+        import qhybrid.jobs as jobs
+
+        jobs.save_job_checkpoint(state, checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+        self.pending = None
+
+
 def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     """Optimise, logging metrics and checkpoints through ``qhybrid.jobs``; returns the result dict.
 
@@ -335,28 +394,31 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     from qhybrid.workloads import qaoa_report as report
 
     from qhybrid.devices import resolve
+    from qhybrid.qaoa.problem import as_graph
 
     _set_threads(torch_too=resolve(device_string).kernels != "numba")
-    if graph is None:
-        graph = load_graph(settings, jobs.input_dir("input-graph"))
+    graph = load_graph(settings, jobs.input_dir("input-graph")) if graph is None else as_graph(graph)
     sim = make_simulator(graph, settings, device_string)
+
+    checkpoints = _Checkpoints()
 
     def on_step(state: dict) -> None:
         stamp, it = time.time(), state["iteration"] - 1  # one timestamp: the metrics land in one row
         jobs.log_metric("energy", state["energies"][-1], timestamp=stamp, iteration_number=it)
         jobs.log_metric("layers", state["layers"][-1], timestamp=stamp, iteration_number=it)
         jobs.log_metric("iteration_seconds", state["iteration_seconds"][-1], timestamp=stamp, iteration_number=it)
-        jobs.save_job_checkpoint(opt.to_json(state), checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+        checkpoints.offer(opt.to_json(state))
 
     state = opt.optimize(settings.schedule(), sim.energy, sim.energy_and_grad, state=_resume(settings),
                          on_step=on_step)
+    checkpoints.flush()
     params = state["best_params"]
     final = float(sim.energy(params))
     answer = report.answer(graph, settings.problem, sim.diagonal, final, sim.top(params, TOP_K))
     return {
         **answer, "params": params.tolist(), "iterations": state["iteration"], "converged": state["converged"],
         "energies": state["energies"], "layers": state["layers"], "iteration_seconds": state["iteration_seconds"],
-        "device": device_string, "n_qubits": graph.number_of_nodes(), "n_edges": graph.number_of_edges(),
+        "device": device_string, "n_qubits": graph.n_nodes, "n_edges": graph.n_edges,
         "problem": settings.problem, "n_layers": settings.n_layers,
     }
 
