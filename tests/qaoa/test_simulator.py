@@ -188,3 +188,27 @@ def test_only_the_kernels_a_sweep_calls_are_compiled_or_loaded():
     sweep = ["bwd_high_stored", "bwd_low_stored", "fwd_high", "fwd_last_low", "fwd_low"]
     assert got["compiled"] == sweep
     assert got["dtypes"] == ["complex128"] and got["torch"] is False
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_threaded_sweep_matches_one_thread_and_the_reference(monkeypatch, stored):
+    """Several Python threads taking blocks and tiles from the shared counter give the one-thread
+    sweep's energy and gradient (and the torch reference's)."""
+    from qhybrid.qaoa import numba_kernels as nk
+
+    g = random_graph(12, 18, seed=4)
+    x = _params(2, seed=3)
+    one = QAOA(g, block_bits=6)
+    many = QAOA(g, block_bits=6)
+    monkeypatch.setattr(nk, "num_threads", lambda: 3)  # three scratch rows, whatever the machine has
+    many.SERIAL_BITS = 0
+    monkeypatch.setattr("qhybrid.sim.pool.threads_for", lambda size, threads=None: 3)
+    if not stored:
+        one.STORE_BUDGET = many.STORE_BUDGET = 0
+    e1, g1 = one.energy_and_grad(x)
+    e3, g3 = many.energy_and_grad(x)
+    assert many._threads() == 3 and one._threads() == 1
+    e0, g0 = QAOA(g, backend="torch").energy_and_grad(x)
+    assert abs(e3 - e1) < 1e-12 and abs(e3 - e0) < 1e-10
+    np.testing.assert_allclose(g3, g1, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(g3, g0, atol=1e-10, rtol=0)

@@ -101,3 +101,28 @@ def test_every_layout_stride_is_compiled_apart(monkeypatch):
                 used = _block_passes(2 * 2**k) | _passes(2 * w, 2 * rows * w)
                 missing |= {(r, h) for r, h in used if r * h <= 2**16 and h not in walsh.STRIDES[r]}
     assert not missing, sorted(missing)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_butterflies_entry_matches_the_helpers(dtype):
+    """The compiled entry the kernels call by address: h0 = 0 is wht_block, else wht_range, on the
+    floats from ``start`` (an offset into the buffer, not its start)."""
+    from numba import njit
+
+    entry = walsh.butterflies(dtype)
+    assert walsh.butterflies(dtype) is entry  # compiled once per dtype
+
+    @njit
+    def call(f, fn, start, size, h0, hmax):
+        fn(walsh.pointer(f), start, size, h0, hmax)
+
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(2**14).astype(dtype)
+    for start, size, h0, hmax in [(2**12, 2**12, 0, 0), (2**13, 2**13, 16, 2**13), (0, 2**14, 2**11, 2**14)]:
+        got, want = x.copy(), x.copy()
+        call(got, entry, np.int64(start), np.int64(size), np.int64(h0), np.int64(hmax))
+        if h0 == 0:
+            walsh.wht_block(want, start, size)
+        else:
+            walsh.wht_range(want, start, size, h0, hmax)
+        np.testing.assert_array_equal(got, want)

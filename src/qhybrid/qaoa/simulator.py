@@ -261,6 +261,8 @@ class QAOA:
 
     def _buffers(self):
         if self._bufs is None:
+            from qhybrid.sim import walsh
+
             k, w, nt = self._layout()
             n, ne = self.n, self._n_eff()
             half = 2**ne
@@ -296,7 +298,8 @@ class QAOA:
                 index=index, levels=levels,
                 zh=zh, zl=zl, pr=(pop_r & 1).astype(np.uint8),
                 fold=2.0 if self._symmetric() else 1.0, half=half,
-                acc_b=np.zeros(half >> k), acc_t=np.zeros(nt),
+                acc_b=np.zeros(half >> k), acc_t=np.zeros(nt), counter=np.zeros(1, dtype=np.int64),
+                wht=walsh.butterflies(real),
             )
         return self._bufs
 
@@ -308,16 +311,32 @@ class QAOA:
 
     SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
 
+    def _threads(self) -> int:
+        """Threads a sweep's kernels run on: one for small states, else the engine's count (at
+        most the ``scratch`` rows the buffers were made with)."""
+        from qhybrid.sim.pool import threads_for
+
+        if self._n_eff() <= self.SERIAL_BITS:
+            return 1
+        return min(self._bufs["nt"], threads_for(self._bufs["half"]))
+
+    def _launcher(self, b):
+        """``run(kernel, *args)``: one sweep kernel on this sweep's threads (``run.threads``)."""
+        from qhybrid.qaoa import numba_kernels as nk
+
+        nt, counter, wht = self._threads(), b["counter"], b["wht"]
+
+        def run(kernel, *args):
+            nk.launch(kernel, *args, wht, threads=nt, counter=counter)
+
+        run.threads = nt
+        return run
+
     def _numba_sweep(self, a: np.ndarray, *, grad: bool):
-        from qhybrid.sim.jit import threads
-
-        with threads(None if self._n_eff() > self.SERIAL_BITS else 1, torch_too=False):
-            return self._numba_sweep_threads(a, grad=grad)
-
-    def _numba_sweep_threads(self, a: np.ndarray, *, grad: bool):
         from qhybrid.qaoa import numba_kernels as nk
 
         b = self._buffers()
+        run = self._launcher(b)
         n, k, w, half, fold = self.n, b["k"], b["w"], b["half"], b["fold"]
         gam, bet = a[0], a[1]
         p = gam.shape[0]
@@ -337,24 +356,23 @@ class QAOA:
         if store is not None:
             return self._numba_sweep_stored(a, store, table, mixer, amp)
         for layer in range(p):
-            nk.fwd_low(psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp,
-                       dummy, False)
+            run(nk.fwd_low, psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp,
+                dummy, False)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
-        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY, b["acc_b"])
+            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
+        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         if not grad:
             return e, None
         g = np.zeros((2, p))
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high(psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
-            g[1, layer] = 2.0 * fold * b["acc_t"].sum() / half
+            run(nk.bwd_high, psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
+            g[1, layer] = 2.0 * fold * b["acc_t"][:run.threads].sum() / half
             tc = np.conj(table(gam[layer]))
-            nk.bwd_low(psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
+            run(nk.bwd_low, psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
             g[0, layer] = 2.0 * fold * b["acc_b"].sum()
         return e, g
-
 
     def _stores(self, p: int):
         """``2p - 1`` extra state buffers for the stored-state sweep, or None when they do not fit."""
@@ -375,6 +393,7 @@ class QAOA:
         from qhybrid.qaoa import numba_kernels as nk
 
         b = self._bufs
+        run = self._launcher(b)
         k, w, fold = b["k"], b["w"], b["fold"]
         gam, bet = a[0], a[1]
         p = gam.shape[0]
@@ -384,21 +403,22 @@ class QAOA:
         hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
         for layer in range(p):
             keep = layer > 0
-            nk.fwd_low(psi, psf, k, not keep, index, levels, table(gam[layer]), direct, gam[layer], amp,
-                       pcs[layer] if keep else hats[0], keep)
+            run(nk.fwd_low, psi, psf, k, not keep, index, levels, table(gam[layer]), direct, gam[layer], amp,
+                pcs[layer] if keep else hats[0], keep)
             dh, dl = mixer(bet[layer])
-            nk.fwd_high(psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
-        nk.fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b["acc_b"])
+            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
+        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b["acc_b"])
         e = fold * float(b["acc_b"].sum())
         g = np.zeros((2, p))
         dummy = hats[0]
         for layer in reversed(range(p)):
             dh, dl = mixer(bet[layer])
-            nk.bwd_high_stored(lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf, b["acc_t"])
-            g[1, layer] = 2.0 * fold * b["acc_t"].sum()
+            run(nk.bwd_high_stored, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf,
+                b["acc_t"])
+            g[1, layer] = 2.0 * fold * b["acc_t"][:run.threads].sum()
             tc = np.conj(table(gam[layer]))
-            nk.bwd_low_stored(lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
-                              pcs[layer] if layer else dummy, amp, b["acc_b"])
+            run(nk.bwd_low_stored, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
+                pcs[layer] if layer else dummy, amp, b["acc_b"])
             g[0, layer] = 2.0 * fold * b["acc_b"].sum()
         return e, g
 

@@ -7,6 +7,11 @@
 mixer sweep (:mod:`qhybrid.qaoa.numba_kernels`) is built from these. They are helpers
 called from inside other kernels (not threaded themselves) and trust their inputs.
 
+A kernel calls them through :func:`butterflies` (one compiled entry per float dtype, passed in as
+an argument and called by address): a kernel that called ``wht_block`` directly would link it,
+and numba optimises and emits every linked function once more inside each caller, so each such
+kernel would spend seconds of its first compilation on the stride chains below.
+
 Call them with non-literal integers (``np.int64(16)``, not ``16``): numba compiles a callee
 anew for every combination of literal arguments, and each copy holds the stride chains below.
 """
@@ -14,7 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import njit
+from .jit import HAVE_NUMBA, njit
+
+try:
+    from numba import carray
+except ImportError:  # pragma: no cover
+    carray = None
 
 _OPTS = dict(fastmath=True, cache=True, nogil=True)
 
@@ -293,3 +303,54 @@ def tile_out(src, dst, rows, bs, c0, w):
         d = np.uint64(2 * (r * bs + c0))
         for c in range(w2):
             dst[d + c] = src[s + c]
+
+
+def _pointer_intrinsic():
+    """``pointer(a)``: the address of ``a``'s first element, typed (``float64*`` for a float64 array)."""
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def pointer(typingctx, arr):
+        sig = types.CPointer(arr.dtype)(arr)
+
+        def codegen(context, builder, signature, args):
+            return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+        return sig, codegen
+
+    return pointer
+
+
+if HAVE_NUMBA:
+    pointer = _pointer_intrinsic()
+
+
+def _butterflies(p, start, size, h0, hmax):
+    """:func:`wht_block` (``h0 == 0``) or :func:`wht_range` on the floats at ``p``."""
+    f = carray(p, (start + size,))
+    if h0 == 0:
+        wht_block(f, start, size)
+    else:
+        wht_range(f, start, size, h0, hmax)
+
+
+_ENTRIES: dict = {}
+
+
+def butterflies(dtype):
+    """The compiled entry ``f(p, start, size, h0, hmax)`` for float ``dtype`` (``np.float64`` or
+    ``np.float32``): :func:`wht_block` on ``p[start:start+size]`` when ``h0 == 0``, else
+    :func:`wht_range`; ``p = pointer(a)`` of a float array, the integers int64. Compiled (or
+    loaded from the cache) on first use per dtype; a kernel takes it as an argument, so the
+    chains are compiled once, not once in every kernel."""
+    key = np.dtype(dtype).name
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        from numba import cfunc, types
+
+        real = types.float64 if key == "float64" else types.float32
+        i64 = types.int64
+        entry = _ENTRIES[key] = cfunc(types.void(types.CPointer(real), i64, i64, i64, i64),
+                                      cache=True, fastmath=True)(_butterflies)
+    return entry
