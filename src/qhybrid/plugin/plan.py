@@ -96,9 +96,10 @@ class TapePlan:
         """``(Circuit, broadcast)`` for ``tape``'s parameters (``broadcast``: some operation
         parameter has a batch axis, so results keep one)."""
         ops = tape.operations
-        # plain floats pass as they are (the engine reads them as numbers); anything else once
-        # through to_numpy (an array may carry a batch axis)
-        flat = [d if type(d) is float else to_numpy(d) for op in ops for d in op.data]
+        # plain floats pass as they are (the engine reads them as numbers, and evaluates a
+        # layer's rotations of plain floats in one batched call); anything else once through
+        # to_numpy (an array may carry a batch axis), a real 0-d one becoming a float
+        flat = [d if type(d) is float else _number(d) for op in ops for d in op.data]
         init = None
         if self.state_prep:
             init = to_numpy(ops[0].state_vector(wire_order=list(self.wire_order))).reshape(-1, 2**self.n_wires)
@@ -126,6 +127,12 @@ class TapePlan:
         """The engine's ``(M, C, B)`` Jacobian as the tape's ``(M, T, B)`` (T trainable operation
         parameters, in the tape's order)."""
         return np.einsum("mcb,ct->mtb", jac, self.chain)
+
+
+def _number(d):
+    """``d`` as numpy, a real 0-d value as a float."""
+    a = to_numpy(d)
+    return float(a) if a.ndim == 0 and a.dtype.kind == "f" else a
 
 
 def structure_key(tape, wire_order) -> tuple:
