@@ -29,12 +29,11 @@ from pennylane.operation import StatePrepBase
 from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import Circuit, Measurement, Operation
-from ..sim.fuse import build_plan
+from ..sim.fuse import ZROT_NAME, build_plan, zrotation_groups
 from .convert import _native, convert_observable, convert_op, pauli_word_gate, to_numpy
 
 #: Z-rotations ``exp(-i theta/2 Z...Z)`` by number of wires (the same convention for all).
 _ZROT = {"RZ", "IsingZZ", "MultiRZ"}
-_ZROT_NAME = {1: "RZ", 2: "IsingZZ"}
 #: Dimensions of one (unbroadcast) parameter beyond a number: a matrix, a diagonal.
 _CORE_NDIM = {"QubitUnitary": 2, "DiagonalQubitUnitary": 1}
 
@@ -224,23 +223,22 @@ def make_plan(tape, wire_order) -> TapePlan:
 
 def _merge_zrotations(slots: list) -> list:
     """Each maximal run of Z-rotation slots as one rotation per distinct wire set, 1-qubit ones
-    first (they commute: all are diagonal), angles summed (an adjoint rotation counts -1)."""
+    first, angles summed (the engine's :func:`~qhybrid.sim.fuse.zrotation_groups`, here once per
+    tape structure, with each merged angle's tape parameters in its sources)."""
     out, run = [], []
     for s in slots + [None]:
         if s is not None and s.name in _ZROT and s.op_index < 0:
             run.append(s)
             continue
         if len(run) > 1:
-            groups: dict = {}
-            for r in run:
-                sign = -1 if r.adjoint else 1
-                g = groups.setdefault(frozenset(r.wires), [{}, False])
-                for i, f in r.sources[0]:
-                    g[0][i] = g[0].get(i, 0.0) + sign * f
-                g[1] = g[1] or bool(r.trainable)
-            merged = [Slot(_ZROT_NAME.get(len(ws), "MultiRZ"), tuple(sorted(ws)), False, (tuple(src.items()),),
-                           (0,) if tr else ()) for ws, (src, tr) in groups.items()]
-            out += sorted(merged, key=lambda m: len(m.wires) > 1)  # stable: first-seen order kept
+            for wires, members in zrotation_groups([(r.wires, r.adjoint) for r in run]):
+                src: dict = {}
+                for i, sign in members:
+                    for t, f in run[i].sources[0]:
+                        src[t] = src.get(t, 0.0) + sign * f
+                trainable = any(run[i].trainable for i, _ in members)
+                out.append(Slot(ZROT_NAME.get(len(wires), "MultiRZ"), wires, False, (tuple(src.items()),),
+                                (0,) if trainable else ()))
         else:
             out += run
         run = []

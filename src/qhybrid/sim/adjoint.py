@@ -79,6 +79,10 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
         plan = build_plan(ops, n, fuse=fuse)
+    back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
+    if back is not None:
+        ops = plan.operations(ops)
+        cols, T = _columns(ops)
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     if state is None:
@@ -149,6 +153,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
                 _undo(seg.bind(ops, n, **bind), bras, ket, n, fast=fast)
             continue
         _generic_step(seg, ops, cols, bras, ket, jac, n, fast=fast)
+    if back is not None:
+        jac = jac[:, torch.from_numpy(back[0]), :] * torch.from_numpy(back[1])[None, :, None]
     if work is not None:  # the buffers now holding the states serve the next call
         keep_buffers(cache, "adjoint_work", (bra_all, ket))
     if spare is not None:
