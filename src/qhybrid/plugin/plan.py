@@ -13,7 +13,9 @@ the rotations of one Pauli-Z word into one gate (their angles add) and puts the
 1-qubit ones first: a cost layer with hundreds of terms becomes one rotation
 per distinct word, which the engine fuses into a 1-qubit layer and one phase
 lookup. The derivative of each merged tape parameter is its gate's derivative
-(times -1 for an adjoint rotation).
+(times -1 for an adjoint rotation). The grouping is the engine's
+(:func:`qhybrid.sim.fuse.zrotation_groups`, which merges every circuit's runs); done here once
+per tape structure, a call builds one engine operation per word instead of one per term.
 
 Operations the table does not run (applied as a matrix) and a state
 preparation depend on their parameters in ways the plan does not model: they

@@ -10,7 +10,9 @@ applied once, not per term), walk the gates backwards: at gate
 ``U = exp(i theta G)``, ``dE/dtheta = 2 Re(i <bra|G|ket>)``; then undo the
 gate on the ket and on every bra. Runs of Z-rotations (RZ, IsingZZ, MultiRZ,
 as in QAOA cost layers) commute, so all of their derivatives come from one
-pass over the pair of states and the run is undone by one phase pass.
+pass over the pair of states and the run is undone by one phase pass. The plan merges each
+run per wire set (:func:`~qhybrid.sim.fuse.build_plan`): the sweep runs on the merged
+operations and each member's derivative is its merged rotation's (``Plan.jacobian_columns``).
 
 The sweep walks the circuit's plan (:mod:`.plan`, the one the forward pass ran) backwards,
 segment by segment: a layer, a diagonal block, a CNOT ladder or one gate each have their step
