@@ -128,3 +128,32 @@ def test_steps_invert():
     for step in steps:
         for fast in (True, False):
             assert_close(apply(apply(psi.clone(), step, n, fast=fast), step.inverse(), n, fast=fast), psi, 1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
+def test_zrotation_runs_merge_per_wire_set(dtype):
+    """A run of Z-rotations (repeated wire sets, an adjoint one, 1-qubit ones after 2-qubit ones)
+    runs as one rotation per wire set, the 1-qubit ones first (they join the layer before the
+    run); state and derivatives agree with the unfused run, each member's derivative its merged
+    rotation's (times -1 when adjoint)."""
+    from qhybrid.sim import Measurement, Observable, adjoint_jacobian
+    from qhybrid.sim.fuse import build_plan
+
+    ops = [Operation("RX", (w,), (0.3 + w,)) for w in range(4)]
+    ops += [Operation("IsingZZ", (0, 1), (0.4,), (0,)), Operation("RZ", (2,), (0.5,), (0,)),
+            Operation("MultiRZ", (1, 0), (0.6,), (0,), adjoint=True), Operation("RZ", (2,), (-0.2,)),
+            Operation("MultiRZ", (1, 2, 3), (0.7,), (0,)), Operation("IsingZZ", (0, 1), (0.1,), (0,))]
+    ops += [Operation("RY", (w,), (0.2 * w,), (0,)) for w in range(4)]
+    plan = build_plan(ops, 4)
+    merged = plan.operations(ops)
+    assert [(o.name, o.wires) for o in merged[4:7]] == [("RZ", (2,)), ("IsingZZ", (0, 1)), ("MultiRZ", (1, 2, 3))]
+    assert merged[5].params[0] == pytest.approx(0.4 - 0.6 + 0.1)
+    assert len(plan.segments) == len(build_plan(ops[:4] + [ops[5], ops[4], ops[8]] + ops[10:], 4).segments)
+    c = make_circuit(4, ops, [Measurement("expval", Observable.pauli({"ZXYZ": 1.0})),
+                              Measurement("expval", Observable.pauli({"ZZ": 0.5}, wires=(1, 3)))])
+    assert_close(final_state(c, dtype=dtype, plan=plan), reference_state(c), TOL[dtype] * 10)
+    want = adjoint_jacobian(c, fast=False, fuse=False)
+    assert want.shape[1] == 9
+    for fast in (True, False):
+        assert_close(adjoint_jacobian(c, dtype=dtype, fast=fast), want, TOL[dtype] * 10)
+    assert build_plan(ops[:4] + [ops[5], ops[4], ops[8]] + ops[10:], 4).layout is None  # nothing to merge

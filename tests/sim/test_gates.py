@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from qhybrid.sim import Operation
-from qhybrid.sim.gates import GATES, gate_diagonal, gate_generator, gate_matrices_np, gate_matrix
+from qhybrid.sim.gates import GATES, gate_diagonal, gate_generator, gate_matrix, gate_matrix_stack
 
 NAMES = [n for n in GATES if n not in ("QubitUnitary", "DiagonalQubitUnitary", "Identity", "U1", "CPhase")]
 
@@ -53,18 +53,20 @@ def test_broadcast_parameters_give_a_batch():
     np.testing.assert_allclose(m[2].numpy(), qml.matrix(qml.RY(0.3, 0)), atol=1e-6)
 
 
-def test_batched_matrices_match_one_by_one():
-    """``gate_matrices_np`` (one call per gate name for plain-number parameters) gives each
-    operation the matrix ``gate_matrix`` gives it, as a fresh writable array."""
-    ops = [Operation("RY", (0,), (0.3,)), Operation("RZ", (1,), (-1.2,)), Operation("RY", (2,), (2.5,)),
-           Operation("Hadamard", (0,)), Operation("RX", (1,), (0.7,), adjoint=True), Operation("RX", (3,), (0.1,)),
+def test_stacked_matrices_match_one_by_one():
+    """``gate_matrix_stack`` (one call per gate name for plain-float parameters) gives each
+    operation the matrix ``gate_matrix`` gives it, broadcast over the batch, in a fresh array;
+    0-d arrays, numpy floats and broadcast parameters alike."""
+    ops = [Operation("RY", (0,), (0.3,)), Operation("RZ", (1,), (np.float64(-1.2),)), Operation("RY", (2,), (2.5,)),
+           Operation("Hadamard", (0,)), Operation("RX", (1,), (0.7,), adjoint=True), Operation("RX", (3,), (np.array(0.1),)),
            Operation("Rot", (2,), (0.1, 0.2, 0.3)), Operation("PhaseShift", (0,), (0.4,)),
            Operation("RY", (1,), (np.array([0.1, 0.2, 0.3]),)), Operation("S", (3,), adjoint=True),
            Operation("Hadamard", (1,))]
-    got = gate_matrices_np(ops, 1)
+    got = gate_matrix_stack(ops, 1)
+    assert got.shape == (len(ops), 3, 2, 2) and got.flags.writeable
     for op, m in zip(ops, got):
         want = gate_matrix(op.name, op.params, 1, torch.complex128, "cpu", op.adjoint).numpy()
-        np.testing.assert_allclose(m, want, atol=1e-15)
-        assert m.flags.writeable
+        np.testing.assert_allclose(m, np.broadcast_to(want, m.shape), atol=1e-15)
     got[3][0, 0, 0] = 7.0  # the caller's own copy: the next call is unchanged
-    np.testing.assert_allclose(gate_matrices_np(ops[3:4], 1)[0], gate_matrix("Hadamard", (), 1, torch.complex128, "cpu").numpy())
+    np.testing.assert_allclose(gate_matrix_stack(ops[3:4], 1)[0], gate_matrix("Hadamard", (), 1, torch.complex128, "cpu").numpy())
+    assert gate_matrix_stack(ops[:3], 1).shape == (3, 1, 2, 2)

@@ -30,3 +30,21 @@ def test_simulate_refuses_too_many_qubits():
         simulate(c)
     with pytest.raises(MemoryError):
         adjoint_jacobian(c)
+
+
+def test_a_recent_reading_answers_small_requests_only(monkeypatch):
+    """A small circuit's call checks memory several times: /proc/meminfo is read once a second
+    for requests of at most a quarter of the last reading; a larger one reads afresh, and a
+    state that does not fit is refused right after a reading that was reused."""
+    from qhybrid.sim import memory
+
+    reads = []
+    monkeypatch.setattr(memory, "_read_meminfo", lambda: reads.append(1) or 2**30)
+    monkeypatch.setattr(memory, "_last_reading", [float("-inf"), None])
+    for _ in range(3):
+        check_memory(10)
+    assert len(reads) == 1
+    assert memory.available_bytes("cpu", needed=2**29) == 2**30 and len(reads) == 2
+    assert memory.available_bytes("cpu") == 2**30 and len(reads) == 3  # no need given: always fresh
+    with pytest.raises(MemoryLimitError, match="only 1.00 GiB"):
+        check_memory(26)

@@ -13,7 +13,9 @@ the rotations of one Pauli-Z word into one gate (their angles add) and puts the
 1-qubit ones first: a cost layer with hundreds of terms becomes one rotation
 per distinct word, which the engine fuses into a 1-qubit layer and one phase
 lookup. The derivative of each merged tape parameter is its gate's derivative
-(times -1 for an adjoint rotation).
+(times -1 for an adjoint rotation). The grouping is the engine's
+(:func:`qhybrid.sim.fuse.zrotation_groups`, which merges every circuit's runs); done here once
+per tape structure, a call builds one engine operation per word instead of one per term.
 
 Operations the table does not run (applied as a matrix) and a state
 preparation depend on their parameters in ways the plan does not model: they
@@ -29,12 +31,11 @@ from pennylane.operation import StatePrepBase
 from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import Circuit, Measurement, Operation
-from ..sim.fuse import build_plan
+from ..sim.fuse import ZROT_NAME, build_plan, zrotation_groups
 from .convert import _native, convert_observable, convert_op, pauli_word_gate, to_numpy
 
 #: Z-rotations ``exp(-i theta/2 Z...Z)`` by number of wires (the same convention for all).
 _ZROT = {"RZ", "IsingZZ", "MultiRZ"}
-_ZROT_NAME = {1: "RZ", 2: "IsingZZ"}
 #: Dimensions of one (unbroadcast) parameter beyond a number: a matrix, a diagonal.
 _CORE_NDIM = {"QubitUnitary": 2, "DiagonalQubitUnitary": 1}
 
@@ -96,9 +97,10 @@ class TapePlan:
         """``(Circuit, broadcast)`` for ``tape``'s parameters (``broadcast``: some operation
         parameter has a batch axis, so results keep one)."""
         ops = tape.operations
-        # plain floats pass as they are (the engine reads them as numbers); anything else once
-        # through to_numpy (an array may carry a batch axis)
-        flat = [d if type(d) is float else to_numpy(d) for op in ops for d in op.data]
+        # plain floats pass as they are (the engine reads them as numbers, and evaluates a
+        # layer's rotations of plain floats in one batched call); anything else once through
+        # to_numpy (an array may carry a batch axis), a real 0-d one becoming a float
+        flat = [d if type(d) is float else _number(d) for op in ops for d in op.data]
         init = None
         if self.state_prep:
             init = to_numpy(ops[0].state_vector(wire_order=list(self.wire_order))).reshape(-1, 2**self.n_wires)
@@ -126,6 +128,12 @@ class TapePlan:
         """The engine's ``(M, C, B)`` Jacobian as the tape's ``(M, T, B)`` (T trainable operation
         parameters, in the tape's order)."""
         return np.einsum("mcb,ct->mtb", jac, self.chain)
+
+
+def _number(d):
+    """``d`` as numpy, a real 0-d value as a float."""
+    a = to_numpy(d)
+    return float(a) if a.ndim == 0 and a.dtype.kind == "f" else a
 
 
 def structure_key(tape, wire_order) -> tuple:
@@ -217,23 +225,22 @@ def make_plan(tape, wire_order) -> TapePlan:
 
 def _merge_zrotations(slots: list) -> list:
     """Each maximal run of Z-rotation slots as one rotation per distinct wire set, 1-qubit ones
-    first (they commute: all are diagonal), angles summed (an adjoint rotation counts -1)."""
+    first, angles summed (the engine's :func:`~qhybrid.sim.fuse.zrotation_groups`, here once per
+    tape structure, with each merged angle's tape parameters in its sources)."""
     out, run = [], []
     for s in slots + [None]:
         if s is not None and s.name in _ZROT and s.op_index < 0:
             run.append(s)
             continue
         if len(run) > 1:
-            groups: dict = {}
-            for r in run:
-                sign = -1 if r.adjoint else 1
-                g = groups.setdefault(frozenset(r.wires), [{}, False])
-                for i, f in r.sources[0]:
-                    g[0][i] = g[0].get(i, 0.0) + sign * f
-                g[1] = g[1] or bool(r.trainable)
-            merged = [Slot(_ZROT_NAME.get(len(ws), "MultiRZ"), tuple(sorted(ws)), False, (tuple(src.items()),),
-                           (0,) if tr else ()) for ws, (src, tr) in groups.items()]
-            out += sorted(merged, key=lambda m: len(m.wires) > 1)  # stable: first-seen order kept
+            for wires, members in zrotation_groups([(r.wires, r.adjoint) for r in run]):
+                src: dict = {}
+                for i, sign in members:
+                    for t, f in run[i].sources[0]:
+                        src[t] = src.get(t, 0.0) + sign * f
+                trainable = any(run[i].trainable for i, _ in members)
+                out.append(Slot(ZROT_NAME.get(len(wires), "MultiRZ"), wires, False, (tuple(src.items()),),
+                                (0,) if trainable else ()))
         else:
             out += run
         run = []

@@ -10,7 +10,9 @@ applied once, not per term), walk the gates backwards: at gate
 ``U = exp(i theta G)``, ``dE/dtheta = 2 Re(i <bra|G|ket>)``; then undo the
 gate on the ket and on every bra. Runs of Z-rotations (RZ, IsingZZ, MultiRZ,
 as in QAOA cost layers) commute, so all of their derivatives come from one
-pass over the pair of states and the run is undone by one phase pass.
+pass over the pair of states and the run is undone by one phase pass. The plan merges each
+run per wire set (:func:`~qhybrid.sim.fuse.build_plan`): the sweep runs on the merged
+operations and each member's derivative is its merged rotation's (``Plan.jacobian_columns``).
 
 The sweep walks the circuit's plan (:mod:`.plan`, the one the forward pass ran) backwards,
 segment by segment: a layer, a diagonal block, a CNOT ladder or one gate each have their step
@@ -79,6 +81,10 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
         plan = build_plan(ops, n, fuse=fuse)
+    back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
+    if back is not None:
+        ops = plan.operations(ops)
+        cols, T = _columns(ops)
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     if state is None:
@@ -149,6 +155,8 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
                 _undo(seg.bind(ops, n, **bind), bras, ket, n, fast=fast)
             continue
         _generic_step(seg, ops, cols, bras, ket, jac, n, fast=fast)
+    if back is not None:
+        jac = jac[:, torch.from_numpy(back[0]), :] * torch.from_numpy(back[1])[None, :, None]
     if work is not None:  # the buffers now holding the states serve the next call
         keep_buffers(cache, "adjoint_work", (bra_all, ket))
     if spare is not None:

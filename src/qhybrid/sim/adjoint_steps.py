@@ -9,18 +9,23 @@ Helpers of :func:`qhybrid.sim.adjoint.adjoint_jacobian` (see ``README.md`` for t
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
 from .apply import NO_TABLES, apply, generator_overlap, layer_passes, permute_into
-from .bind import ZROT
-from .gates import gate_generator, gate_matrices_np
+from .bind import ZROT, run_matrices
+from .gates import gate_generator
 from .registry import kernel, slots
 
 
-def _generator_2x2(op) -> np.ndarray:
-    g = gate_generator(op.name, 1, op.adjoint)
-    return np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
+@functools.lru_cache(maxsize=None)
+def _generator_2x2(name: str, adjoint: bool) -> np.ndarray:
+    g = gate_generator(name, 1, adjoint)
+    g = np.diag(g) if np.ndim(g) == 1 else np.asarray(g, dtype=np.complex128)
+    g.flags.writeable = False
+    return g
 
 
 def is_zrot(op) -> bool:
@@ -51,35 +56,37 @@ def fused_step(bras, ket, step, gen, n):
 
 def layer_runs(runs, ops, cols):
     """A layer segment's runs (``((wire, op indices), ...)``): ``(wires, S, derivs)``, each wire's run
-    ``S = g_m ... g_1`` ((R, P, 2, 2) complex128, P = 1 or the batch) and, per trainable gate k,
-    ``(run, column, S_k G S_k^+)`` with ``S_k = g_m ... g_{k+1}`` (see :func:`layer_step`)."""
-    flat = [k for _, idx in runs for k in idx]
-    mats = dict(zip(flat, gate_matrices_np([ops[k] for k in flat], 1)))
-    whole, derivs = [], []
-    eye = np.eye(2, dtype=np.complex128)[None]
-    for r, (_, idx) in enumerate(runs):
-        S = eye
-        for k in reversed(idx):
-            op = ops[k]
-            if op.trainable:
-                derivs.append((r, cols[k], S @ _generator_2x2(op) @ S.conj().transpose(0, 2, 1)))
-            S = S @ mats[k]
-        whole.append(S)
-    P = max(m.shape[0] for m in whole)
-    return [w for w, _ in runs], np.stack([np.broadcast_to(m, (P, 2, 2)) for m in whole]), derivs
+    ``S = g_m ... g_1`` ((R, P, 2, 2) complex128, P = 1 or the batch) and ``derivs`` None (nothing
+    trainable) or ``(runs, columns, M)``: per trainable gate k its run, its Jacobian column and
+    ``M_k = S_k G S_k^+`` ((D, P, 2, 2)) with ``S_k = g_m ... g_{k+1}`` (see :func:`layer_step`).
+    Every product is taken for all runs at once, position by position."""
+    mats = run_matrices(runs, ops)  # (R, L, P, 2, 2)
+    L = mats.shape[1]
+    after = np.empty_like(mats)  # after[:, j] = g_L ... g_{j+1}
+    after[:, L - 1] = np.eye(2)
+    for j in range(L - 2, -1, -1):
+        after[:, j] = after[:, j + 1] @ mats[:, j + 1]
+    whole = after[:, 0] @ mats[:, 0]
+    where = [(r, j, k) for r, (_, idx) in enumerate(runs) for j, k in enumerate(idx) if ops[k].trainable]
+    derivs = None
+    if where:
+        r_i, j_i, ks = (list(x) for x in zip(*where))
+        S = after[r_i, j_i]  # (D, P, 2, 2)
+        G = np.stack([_generator_2x2(ops[k].name, ops[k].adjoint) for k in ks])[:, None]
+        derivs = (r_i, [cols[k] for k in ks], S @ G @ S.conj().swapaxes(-1, -2))
+    return [w for w, _ in runs], whole, derivs
 
 
 def run_derivatives(derivs, ov, jac) -> None:
     """``jac[:, column, :] = -2 Im tr(M R^T)`` for each ``(run, column, M)`` of
     :func:`layer_runs`, ``ov`` (M, B, R, 4) the runs' cross terms ``R[a, b] = sum ket_a
     conj(bra_b)`` (R00, R01, R10, R11), M broadcast over the batch rows."""
-    if not derivs:
+    if derivs is None:
         return
-    Pd = max(d[2].shape[0] for d in derivs)
-    Mt = np.stack([np.broadcast_to(d[2], (Pd, 2, 2)) for d in derivs], axis=1).transpose(0, 1, 3, 2)
-    R = ov[:, :, [d[0] for d in derivs]].reshape(ov.shape[0], ov.shape[1], len(derivs), 2, 2)
-    val = (Mt[None] * R).sum((-1, -2))  # (M, B, D)
-    jac[:, [d[1] for d in derivs], :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
+    runs, columns, M = derivs
+    R = ov[:, :, runs].reshape(ov.shape[0], ov.shape[1], len(runs), 2, 2)
+    val = (M.transpose(1, 0, 3, 2)[None] * R).sum((-1, -2))  # (M, B, D)
+    jac[:, columns, :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
 
 
 def layer_step(seg, ops, cols, bra_all, ket, jac, n, *, undo=True, perm=None, spare=None):
@@ -121,18 +128,18 @@ def layer_step(seg, ops, cols, bra_all, ket, jac, n, *, undo=True, perm=None, sp
     return bra_all, ket
 
 
-def _all_but_one(x: torch.Tensor, factors: list) -> list:
+def _all_but_one(x: np.ndarray, factors: np.ndarray) -> np.ndarray:
     """For a vector ``x`` over k wires (wire 0 its most significant bit) and one 2-vector per
-    wire: per wire r, ``c_r[b] = sum over the other wires' indices of x[..b..] prod f_v[i_v]``,
-    from the Kronecker products of the factors before r and after r (built up once)."""
+    wire (``factors`` (k, 2)): per wire r, ``c_r[b] = sum over the other wires' indices of
+    x[..b..] prod f_v[i_v]``, from the Kronecker products of the factors before r and after r
+    (built up once). Returns (k, 2)."""
     k = len(factors)
-    before, after = [x.new_ones(1)], [x.new_ones(1)]
+    before, after = [np.ones(1, dtype=x.dtype)], [np.ones(1, dtype=x.dtype)]
     for r in range(k - 1):
-        before.append(torch.outer(before[-1], factors[r]).reshape(-1))
-        after.append(torch.outer(factors[k - 1 - r], after[-1]).reshape(-1))
+        before.append(np.multiply.outer(before[-1], factors[r]).reshape(-1))
+        after.append(np.multiply.outer(factors[k - 1 - r], after[-1]).reshape(-1))
     after.reverse()  # after[r]: the factors r+1 .. k-1
-    return [torch.einsum("a,abc,c->b", before[r], x.reshape(2**r, 2, 2 ** (k - r - 1)), after[r])
-            for r in range(k)]
+    return np.stack([np.einsum("a,abc,c->b", before[r], x.reshape(2**r, 2, -1), after[r]) for r in range(k)])
 
 
 def product_step(seg, ops, cols, bras, jac, n) -> None:
@@ -143,31 +150,33 @@ def product_step(seg, ops, cols, bras, jac, n) -> None:
     Splitting the index into high and low halves, ``bra = M[h, l]``, one product ``Phi_H^* M``
     gives the low wires' ``c_w`` and one ``M Phi_L^*`` the high wires' (two passes of reads
     over each bra, instead of two read passes over bra and ket in the planes), each finished
-    on a 2**(n/2) vector."""
+    on a 2**(n/2) vector (numpy on the bras' own memory, in ``einsum``'s own loops: a
+    threaded BLAS call on a 64 x 64 matrix costs milliseconds on a busy machine)."""
     wires, whole, derivs = layer_runs(seg.runs, ops, cols)
-    col = {w: whole[r][:, :, 0] for r, w in enumerate(wires)}  # (P, 2): phi_w per batch row
-    Mo, B = len(bras), bras[0].shape[0]
+    P, Mo, B = whole.shape[1], len(bras), bras[0].shape[0]
+    phis = np.zeros((P, n, 2), dtype=np.complex128)
+    phis[:, :, 0] = 1.0  # |0> on the wires without gates
+    phis[:, wires] = whole[:, :, :, 0].transpose(1, 0, 2)  # (P, R, 2): S_w|0>
     s = n // 2  # low wires: n-s .. n-1 (n > 1)
     ov = np.zeros((Mo, B, len(wires), 4), dtype=np.complex128)
-    zero = np.array([1.0, 0.0], dtype=np.complex128)
     for b in range(B):
-        phis = np.stack([col[w][b % col[w].shape[0]] if w in col else zero for w in range(n)])  # (n, 2)
-        conj = list(torch.from_numpy(phis.conj()).to(device=bras[0].device, dtype=bras[0].dtype))
+        phi = phis[b % P]
+        conj = phi.conj().astype(bras[0].numpy().dtype)
         hi, lo = conj[:n - s], conj[n - s:]
         phi_h, phi_l = _kron(hi), _kron(lo)
         for m, bra in enumerate(bras):
-            M = bra[b].reshape(2 ** (n - s), 2**s)
-            c = torch.stack(_all_but_one(M @ phi_l, hi) + _all_but_one(M.T @ phi_h, lo))  # (n, 2)
-            c = c.to(torch.complex128).cpu().numpy()[wires]
-            ov[m, b] = (phis[wires][:, :, None] * c.conj()[:, None, :]).reshape(len(wires), 4)
+            M = bra[b].numpy().reshape(2 ** (n - s), 2**s)
+            c = np.concatenate([_all_but_one(np.einsum("hl,l->h", M, phi_l), hi),
+                                _all_but_one(np.einsum("hl,h->l", M, phi_h), lo)])[wires]  # (R, 2)
+            ov[m, b] = (phi[wires][:, :, None] * c.conj()[:, None, :]).reshape(len(wires), 4)
     run_derivatives(derivs, ov, jac)
 
 
-def _kron(vectors: list) -> torch.Tensor:
+def _kron(vectors: np.ndarray) -> np.ndarray:
     """The Kronecker product of 2-vectors (at least one), the first the most significant."""
     out = vectors[0]
     for v in vectors[1:]:
-        out = torch.outer(out, v).reshape(-1)
+        out = np.multiply.outer(out, v).reshape(-1)
     return out
 
 

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 import torch
 
-from .gates import GATES, gate_diagonal, gate_matrices_np, gate_matrix
+from .gates import GATES, gate_diagonal, gate_matrix, gate_matrix_stack
 from .steps import Dense, Diagonal, Layer, Permutation, PhaseLookup, Swap
 
 #: Gates whose diagonal is exp(-i theta/2 * Z...Z) on their wires.
@@ -34,29 +34,39 @@ def step_for(op, n: int, *, dtype, device):
     return Dense(tuple(op.wires), gate_matrix(op.name, op.params, k, dtype, device, op.adjoint).contiguous())
 
 
-def wire_products(runs, ops) -> list:
-    """Per ``(wire, op indices)`` run, the (P, 2, 2) complex128 numpy product of its gates
-    (later gates on the left), with the matrices of all the runs' gates built in one batch."""
-    flat = [k for _, idx in runs for k in idx]
-    mats = dict(zip(flat, gate_matrices_np([ops[k] for k in flat], 1)))
-    out = []
-    for _, idx in runs:
-        m = mats[idx[0]]
-        for k in idx[1:]:
-            m = np.matmul(mats[k], m)
-        out.append(m)
+_EYE2 = np.eye(2, dtype=complex)
+
+
+def run_matrices(runs, ops) -> np.ndarray:
+    """``(R, L, P, 2, 2)`` complex128 for ``runs`` ``((wire, op indices), ...)``: gate ``j`` of run
+    ``r`` at ``[r, j]`` (circuit order), the identity past a run's end; ``L`` the longest run,
+    ``P`` 1 or the broadcast batch. All the runs' matrices are built in one batch."""
+    lengths = [len(idx) for _, idx in runs]
+    mats = gate_matrix_stack([ops[k] for _, idx in runs for k in idx], 1)
+    R, L = len(runs), max(lengths)
+    if all(m == L for m in lengths):
+        return mats.reshape((R, L) + mats.shape[1:])
+    out = np.empty((R, L) + mats.shape[1:], dtype=complex)
+    out[...] = _EYE2
+    out[np.repeat(np.arange(R), lengths), np.concatenate([np.arange(m) for m in lengths])] = mats
+    return out
+
+
+def run_products(mats: np.ndarray) -> np.ndarray:
+    """``(R, P, 2, 2)``: each run's product ``g_L ... g_1`` of :func:`run_matrices`' ``mats``."""
+    out = mats[:, 0]
+    for j in range(1, mats.shape[1]):
+        out = mats[:, j] @ out
     return out
 
 
 def layer_step(runs, ops, *, dtype, device):
     """The step of 1-qubit gates on distinct wires, ``runs`` ``((wire, op indices), ...)``: a
     :class:`Dense` for one wire, else a :class:`Layer`."""
-    mats = wire_products(runs, ops)
+    mats = np.ascontiguousarray(run_products(run_matrices(runs, ops)))
     if len(runs) == 1:
-        return Dense((runs[0][0],), torch.from_numpy(np.ascontiguousarray(mats[0])).to(device=device, dtype=dtype))
-    P = max(m.shape[0] for m in mats)
-    data = np.stack([np.broadcast_to(m, (P, 2, 2)) for m in mats])
-    return Layer(tuple(w for w, _ in runs), torch.from_numpy(data).to(device=device, dtype=dtype))
+        return Dense((runs[0][0],), torch.from_numpy(mats[0]).to(device=device, dtype=dtype))
+    return Layer(tuple(w for w, _ in runs), torch.from_numpy(mats).to(device=device, dtype=dtype))
 
 
 def _expand_diag(d: torch.Tensor, wires, union) -> torch.Tensor:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import torch
 
-from .memory import available_bytes
+from .memory import available_bytes, itemsize
 
 
 class Cache:
@@ -73,8 +73,8 @@ def spare_buffers(cache, name: str, shapes, dtype, device):
     if cache is None:
         return None
     shapes = tuple(tuple(int(d) for d in s) for s in shapes)
-    nbytes = sum(math.prod(s) for s in shapes) * torch.empty((), dtype=dtype).element_size()
-    free = available_bytes(device)
+    nbytes = sum(math.prod(s) for s in shapes) * itemsize(dtype)
+    free = available_bytes(device, needed=4 * nbytes)
     if 4 * nbytes > cache.max_bytes or (free is not None and 4 * nbytes > free):
         return None
     kept = cache.get(_buffer_key(name, shapes, dtype, device))

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Optional
 
 import numpy as np
@@ -104,12 +105,12 @@ class Circuit:
     measurements: tuple = ()
     initial_state: Any = field(default=None, compare=False)
 
-    @property
+    @cached_property
     def batch_size(self) -> int:
-        """The broadcast batch B (1 when nothing is broadcast)."""
+        """The broadcast batch B (1 when nothing is broadcast; worked out once per circuit)."""
         return max([1] + self._batch_sizes())
 
-    @property
+    @cached_property
     def broadcast_ops(self) -> bool:
         """Whether any operation parameter carries a batch axis, even of size 1 (the initial
         state is not looked at: a converted tape's is always 2-d)."""

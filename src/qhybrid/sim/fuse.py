@@ -2,6 +2,13 @@
 
 ``build_plan(ops, n, fuse=True)`` decides from the circuit's structure alone:
 
+* each maximal run of consecutive Z-rotations (``RZ``, ``IsingZZ``, ``MultiRZ`` with plain
+  angles; a QAOA cost layer) becomes one rotation per distinct wire set, the 1-qubit ones first
+  (all are diagonal, so they commute; the angles of one wire set add, an adjoint one counting
+  -1): the plan's ``layout`` says how the bound operations come from the circuit's
+  (:meth:`~qhybrid.sim.plan.Plan.operations`), and the adjoint sweep hands each merged
+  rotation's derivative back to its members (:func:`zrotation_groups` also serves the plugin,
+  which merges a tape's runs once per structure);
 * single-qubit gates on one wire are multiplied into one pending run per wire (a diagonal
   single-qubit gate joins the run unless a diagonal block is open); pending runs are emitted
   together, as one ``layer`` segment (one blocked pass on planes);
@@ -40,14 +47,57 @@ def _is_zrot(op) -> bool:
     return op.name in ZROT and np.ndim(op.params[0]) == 0
 
 
+#: The Z-rotation for a number of wires (``exp(-i theta/2 Z...Z)`` alike).
+ZROT_NAME = {1: "RZ", 2: "IsingZZ"}
+
+
+def zrotation_groups(run) -> list:
+    """A run of Z-rotations, ``run`` ``[(wires, adjoint), ...]``, as one rotation per distinct wire
+    set: ``[(sorted wires, ((position in run, sign), ...)), ...]``, the 1-qubit ones first, else in
+    first-seen order (sign -1 for an adjoint rotation: the merged angle is ``sum sign * angle``)."""
+    groups: dict = {}
+    for i, (wires, adjoint) in enumerate(run):
+        groups.setdefault(frozenset(wires), []).append((i, -1 if adjoint else 1))
+    out = [(tuple(sorted(ws)), tuple(members)) for ws, members in groups.items()]
+    return sorted(out, key=lambda g: len(g[0]) > 1)  # stable: first-seen order kept
+
+
+def _merge_layout(ops):
+    """The plan's ``layout`` (see :class:`~qhybrid.sim.plan.Plan`) merging the Z-rotation runs of
+    ``ops``, or None when no run changes (each wire set once, 1-qubit ones first already)."""
+    layout, run, changed = [], [], False
+
+    def close():
+        nonlocal changed
+        groups = zrotation_groups([(ops[k].wires, ops[k].adjoint) for k in run])
+        if len(groups) < len(run) or any(len(ops[k].wires) > 1 for k in run[:sum(len(w) == 1 for w, _ in groups)]):
+            changed = True
+        for wires, members in groups:
+            layout.append((ZROT_NAME.get(len(wires), "MultiRZ"), wires, tuple((run[i], s) for i, s in members)))
+        run.clear()
+
+    for k, op in enumerate(ops):
+        if _is_zrot(op):
+            run.append(k)
+            continue
+        close()
+        layout.append(k)
+    close()
+    return tuple(layout) if changed else None
+
+
 def build_plan(operations, n: int, *, fuse: bool = True) -> Plan:
     """The plan of ``operations`` on ``n`` wires (``Identity`` dropped); unfused, one ``gate``
     segment per operation. Depends only on :func:`~qhybrid.sim.plan.structure_key`."""
     ops = tuple(operations)
+    key = structure_key(ops)
+    layout = _merge_layout(ops) if fuse else None
+    if layout is not None:  # the segments index the merged operations
+        ops = Plan(n, (), key, layout).operations(ops)
     live = [k for k, op in enumerate(ops) if op.name != "Identity"]
     if not fuse:
         segs = [Segment("gate", (k,), tuple(ops[k].wires)) for k in live]
-        return Plan(n, tuple(segs), structure_key(ops))
+        return Plan(n, tuple(segs), key)
     out: list[Segment] = []
     pending: dict[int, list] = {}  # wire -> indices of its run of 1-qubit gates, in order
     block: list = []  # indices of the open diagonal block
@@ -93,7 +143,7 @@ def build_plan(operations, n: int, *, fuse: bool = True) -> Plan:
             out.append(Segment("gate", (k,), ws))
     flush_block()
     flush_runs(list(pending))
-    return Plan(n, tuple(_ladders(_merge_layers(out), ops, n)), structure_key(ops))
+    return Plan(n, tuple(_ladders(_merge_layers(out), ops, n)), key, layout)
 
 
 def _merge_layers(segs: list) -> list:

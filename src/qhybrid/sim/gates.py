@@ -294,26 +294,31 @@ def gate_matrix(name: str, params, k: int, dtype, device, adjoint: bool = False)
     return _torch(_matrix_np(name, _params(params), k, adjoint), dtype, device)
 
 
-def gate_matrices_np(ops, k: int) -> list:
-    """The ``(P, 2**k, 2**k)`` complex numpy matrix of each IR operation in ``ops`` (gates on ``k``
-    wires, each its adjoint on request), as ``gate_matrix`` builds them, each the caller's to
-    keep: the gates of one name whose parameters are plain numbers are evaluated in one batched
-    call (a layer of rotations costs a few numpy calls instead of one per gate)."""
-    out: list = [None] * len(ops)
+def gate_matrix_stack(ops, k: int) -> np.ndarray:
+    """The ``(K, P, 2**k, 2**k)`` complex128 matrices of the IR operations ``ops`` (gates on ``k``
+    wires, each its adjoint on request), row ``i`` what ``gate_matrix`` builds for ``ops[i]``
+    broadcast to ``P`` (1, or the broadcast batch), in a fresh array: the gates of one name whose
+    parameters are plain floats are evaluated in one batched call (a layer of rotations costs a
+    few numpy calls instead of several per gate)."""
     groups: dict = {}
+    other = []
     for i, op in enumerate(ops):
-        ps = _params(op.params)
-        if all(p.shape == (1,) for p in ps):
-            groups.setdefault((op.name, op.adjoint), []).append((i, ps))
+        ps = op.params
+        if all(isinstance(p, float) for p in ps):  # float and numpy's float64
+            g = groups.get((op.name, op.adjoint))
+            if g is None:
+                g = groups[(op.name, op.adjoint)] = ([], [])
+            g[0].append(i)
+            g[1].append(ps)
         else:
-            out[i] = np.array(_matrix_np(op.name, ps, k, op.adjoint), dtype=complex)
-    for (name, adjoint), members in groups.items():
-        ps = [np.concatenate([m[1][j] for m in members]) for j in range(len(members[0][1]))]
-        # a copy: constant gates hand out the table's own array, and the caller may write
-        mats = np.array(np.broadcast_to(_matrix_np(name, ps, k, adjoint), (len(members), 2**k, 2**k)),
-                        dtype=complex)
-        for j, (i, _) in enumerate(members):
-            out[i] = mats[j:j + 1]
+            other.append((i, _matrix_np(op.name, _params(ps), k, op.adjoint)))
+    d = 2**k
+    out = np.empty((len(ops), max([1] + [m.shape[0] for _, m in other]), d, d), dtype=complex)
+    for (name, adjoint), (idx, ps) in groups.items():
+        cols = [np.array(c, dtype=np.float64) for c in zip(*ps)]  # per parameter, (G,)
+        out[idx] = _matrix_np(name, cols, k, adjoint)[:, None]  # (G or 1, d, d) over the batch
+    for i, m in other:
+        out[i] = m
     return out
 
 

@@ -2,12 +2,15 @@
 
 ``required_bytes(n, batch=..., dtype=..., n_states=...)`` is what a run needs;
 ``available_bytes(device)`` reads ``MemAvailable`` from ``/proc/meminfo`` on
-Linux CPUs (no psutil) and ``torch.cuda.mem_get_info`` on CUDA;
+Linux CPUs (no psutil; a reading under a second old answers requests of at most a quarter
+of it) and ``torch.cuda.mem_get_info`` on CUDA;
 ``check_memory(...)`` raises :class:`~qhybrid.errors.MemoryLimitError` naming both.
 torch is imported only for a CUDA device or a torch dtype's size (a CPU check is arithmetic
 and ``/proc``, so the CLI's pre-flight and the numba QAOA path stay torch-free).
 """
 from __future__ import annotations
+
+import time
 
 from ..errors import MemoryLimitError
 
@@ -34,13 +37,35 @@ def required_bytes(n_wires: int, *, batch: int = 1, dtype="complex128", n_states
     return int(n_states) * int(batch) * (2**int(n_wires)) * itemsize(dtype)
 
 
-def available_bytes(device="cpu") -> int | None:
-    """Free memory on ``device`` in bytes, or None when it cannot be read."""
+#: Seconds a ``/proc/meminfo`` reading answers a small request (see :func:`available_bytes`).
+READING_TTL = 1.0
+#: A reading is reused only for requests of at most this fraction of it.
+READING_MARGIN = 0.25
+
+_last_reading = [float("-inf"), None]  # (time.monotonic(), bytes) of the last /proc/meminfo read
+
+
+def available_bytes(device="cpu", *, needed: int | None = None) -> int | None:
+    """Free memory on ``device`` in bytes, or None when it cannot be read.
+
+    On a CPU, a caller that says what it ``needed`` gets the last ``/proc/meminfo`` reading when
+    it is under ``READING_TTL`` seconds old and ``needed`` is at most ``READING_MARGIN`` of it (a
+    small circuit's call checks several times; a request near the limit always reads afresh)."""
     if _device_type(device) == "cuda":
         import torch
 
         free, _ = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
+    at, free = _last_reading
+    now = time.monotonic()
+    if needed is not None and free is not None and now - at < READING_TTL and needed <= READING_MARGIN * free:
+        return free
+    free = _read_meminfo()
+    _last_reading[:] = (now, free)
+    return free
+
+
+def _read_meminfo() -> int | None:
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -59,7 +84,7 @@ def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: 
                  device="cpu", available: int | None = None) -> int:
     """Raise MemoryLimitError when the run would not fit; return the estimate in bytes."""
     need = required_bytes(n_wires, batch=batch, dtype=dtype, n_states=n_states)
-    free = available if available is not None else available_bytes(device)
+    free = available if available is not None else available_bytes(device, needed=need)
     if free is not None and need > free:
         raise MemoryLimitError(
             f"simulating {n_wires} qubits (batch {batch}, {str(dtype).replace('torch.', '')}, "

@@ -19,7 +19,9 @@ walks the same segments backwards, reading each one's derivatives and undoing it
 
 A plan is valid for every list of operations with the same :func:`structure_key` (names, wires,
 adjoint flags and parameter shapes); a caller may keep plans keyed by it and bind each call's
-parameters with :meth:`Plan.bind`.
+parameters with :meth:`Plan.bind`. Runs of Z-rotations are merged (one rotation per wire set):
+the segments then index :meth:`Plan.operations`, and :meth:`Plan.jacobian_columns` takes the
+adjoint's Jacobian back to the circuit's parameters.
 
 Example::
 
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .circuit import Operation
 from .bind import diagonal_product, diagonal_steps, layer_step, permutation_step, step_for
 
 
@@ -68,21 +71,58 @@ class Segment:
 
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """The segments of a circuit of ``n_wires`` wires, for operations of structure ``key``."""
+    """The segments of a circuit of ``n_wires`` wires, for operations of structure ``key``.
+
+    ``layout`` (None: the circuit's operations as they are) says how the operations the
+    segments index come from the circuit's: per such operation, the index of a circuit
+    operation, or ``(name, wires, ((index, sign), ...))`` for a merged Z-rotation of angle
+    ``sum sign * angle`` (see :func:`~qhybrid.sim.fuse.zrotation_groups`)."""
 
     n_wires: int
     segments: tuple
     key: tuple
+    layout: Any = None
+
+    def operations(self, operations) -> tuple:
+        """The operations the segments index, from the circuit's ``operations`` (a merged
+        rotation is trainable when one of its members is)."""
+        ops = tuple(operations)
+        if self.layout is None:
+            return ops
+        return tuple(ops[m] if type(m) is int else _merged(m, ops) for m in self.layout)
+
+    def jacobian_columns(self, operations):
+        """``(index, sign)`` arrays taking the Jacobian columns of :meth:`operations` (one per
+        trainable operation, in order) to those of the circuit's ``operations``: column ``t``
+        of the circuit is ``sign[t]`` times column ``index[t]``; None without a ``layout``."""
+        if self.layout is None:
+            return None
+        ops = tuple(operations)
+        column, c = {}, 0  # circuit operation -> (column of what it became, sign)
+        for m in self.layout:
+            members = ((m, 1),) if type(m) is int else m[2]
+            if any(ops[k].trainable for k, _ in members):
+                for k, sign in members:
+                    column[k] = (c, sign)
+                c += 1
+        pairs = [column[k] for k, op in enumerate(ops) if op.trainable]
+        return (np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.float64))
 
     def bind(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
         """Per segment, the list of its steps with the parameters of ``operations`` (a list of the
         plan's structure; ``cache`` keeps phase-lookup indices)."""
-        ops = tuple(operations)
+        ops = self.operations(operations)
         return [s.bind(ops, self.n_wires, dtype=dtype, device=device, cache=cache) for s in self.segments]
 
     def steps(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
         """Every bound step, in order (:meth:`bind` flattened)."""
         return [st for seg in self.bind(operations, dtype=dtype, device=device, cache=cache) for st in seg]
+
+
+def _merged(entry, ops) -> Operation:
+    name, wires, members = entry
+    angle = sum(ops[k].params[0] if sign == 1 else -ops[k].params[0] for k, sign in members)
+    return Operation(name, wires, (angle,), (0,) if any(ops[k].trainable for k, _ in members) else ())
 
 
 def _shape(p) -> tuple:
