@@ -105,7 +105,7 @@ def test_every_layout_stride_is_compiled_apart(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_butterflies_entry_matches_the_helpers(dtype):
-    """The compiled entry the kernels call by address: h0 = 0 is wht_block, else wht_range, on the
+    """The compiled entry the kernels call by its address: h0 = 0 is wht_block, else wht_range, on the
     floats from ``start`` (an offset into the buffer, not its start)."""
     from numba import njit
 
@@ -113,8 +113,8 @@ def test_butterflies_entry_matches_the_helpers(dtype):
     assert walsh.butterflies(dtype) is entry  # compiled once per dtype
 
     @njit
-    def call(f, fn, start, size, h0, hmax):
-        fn(walsh.pointer(f), start, size, h0, hmax)
+    def call(f, address, start, size, h0, hmax):
+        walsh.call_at(address, walsh.pointer(f), start, size, h0, hmax)
 
     rng = np.random.default_rng(13)
     x = rng.standard_normal(2**14).astype(dtype)

@@ -32,6 +32,7 @@ import numpy as np
 
 from qhybrid.sim.jit import claim, njit, num_threads  # noqa: F401  (num_threads: the layout's)
 from qhybrid.sim.pool import run_parts
+from qhybrid.sim.walsh import call_at as _call
 from qhybrid.sim.walsh import pointer as _ptr
 from qhybrid.sim.walsh import tile_in as _tile_in
 from qhybrid.sim.walsh import tile_out as _tile_out
@@ -43,8 +44,8 @@ _ZERO = np.int64(0)
 def launch(kernel, *args, threads: int, counter: np.ndarray) -> None:
     """``kernel(*args, counter, slot)`` on ``threads`` threads at once (slots ``0..threads-1``;
     the first on this thread), the shared ``counter`` (int64, one element) reset first. The last
-    of ``args`` is every kernel's ``wht``, :func:`qhybrid.sim.walsh.butterflies` for the state's
-    float dtype."""
+    of ``args`` is every kernel's ``wht``, the address :func:`qhybrid.sim.walsh.butterflies`
+    gives for the state's float dtype."""
     counter[0] = 0
     if threads == 1:
         kernel(*args, counter, 0)
@@ -83,16 +84,16 @@ def fwd_low(psi, psf, k, first, index, levels, table, direct, gamma, amp, store,
             for j in range(np.uint64(bs)):
                 psi[ub + j] = amp * _phase_at(ub + j, index, levels, table, direct, gamma)
         elif keep:
-            wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
             for j in range(np.uint64(bs)):
                 v = psi[ub + j] * _phase_at(ub + j, index, levels, table, direct, gamma)
                 psi[ub + j] = v
                 store[ub + j] = v
         else:
-            wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
             for j in range(np.uint64(bs)):
                 psi[ub + j] *= _phase_at(ub + j, index, levels, table, direct, gamma)
-        wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+        _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
 
 
 #: fwd_last_low modes: the energy alone; lam = C psi and both un-applies started; lam's alone
@@ -111,7 +112,7 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wht, c
             break
         base = b * bs
         ub = np.uint64(base)
-        wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+        _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
         s = 0.0
         if mode == ENERGY:
             for j in range(np.uint64(bs)):
@@ -124,8 +125,8 @@ def fwd_last_low(psi, psf, lam, laf, k, index, levels, direct, mode, acc, wht, c
                 s += c * (v.real * v.real + v.imag * v.imag)
                 lam[ub + j] = c * v
             if mode == BOTH:
-                wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
-            wht(_ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
+                _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
         acc[b] = s
 
 
@@ -145,7 +146,7 @@ def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wht, co
             break
         c0 = tile * w
         _tile_in(psf, bf, rows, bs, c0, w)
-        wht(_ptr(bf), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(bf), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         for r in range(rows):
             d = dh[r]
             dlr = dl[pr[r], c0:c0 + w]
@@ -160,7 +161,7 @@ def fwd_high(psi, psf, k, w, dh, dl, pr, scratch, scratchf, store, keep, wht, co
             else:
                 for c in range(w):
                     row[c] *= d * dlr[c]
-        wht(_ptr(bf), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(bf), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         _tile_out(bf, psf, rows, bs, c0, w)
 
 
@@ -182,8 +183,8 @@ def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, 
         c0 = tile * w
         _tile_in(psf, fp, rows, bs, c0, w)
         _tile_in(laf, fl, rows, bs, c0, w)
-        wht(_ptr(fp), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
-        wht(_ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fp), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         for r in range(rows):
             q = pr[r]
             zr = zh[r]
@@ -196,8 +197,8 @@ def bwd_high(psi, psf, lam, laf, k, w, dhc, dlc, zh, zl, pr, scratch, scratchf, 
                 dd = d * dlc[q, c0 + c]
                 bp[i] = x * dd
                 bl[i] = y * dd
-        wht(_ptr(fp), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
-        wht(_ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fp), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         _tile_out(fp, psf, rows, bs, c0, w)
         _tile_out(fl, laf, rows, bs, c0, w)
     acc[slot] = s
@@ -215,8 +216,8 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
             break
         base = b * bs
         ub = np.uint64(base)
-        wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
-        wht(_ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
+        _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+        _call(wht, _ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -229,8 +230,8 @@ def bwd_low(psi, psf, lam, laf, k, index, levels, table, direct, gamma, more, ac
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            wht(_ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
-            wht(_ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(psf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
 
 
 @njit(**_OPTS)
@@ -250,7 +251,7 @@ def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scrat
             break
         c0 = tile * w
         _tile_in(laf, fl, rows, bs, c0, w)
-        wht(_ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         for r in range(rows):
             q = pr[r]
             zr = zh[r]
@@ -265,7 +266,7 @@ def bwd_high_stored(lam, laf, k, w, dhc, dlc, zh, zl, pr, stored, scratch, scrat
                 y = row[c]
                 s += (zr + zlr[c]) * (y.real * x.imag - y.imag * x.real)
                 row[c] = y * (d * dlr[c])
-        wht(_ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
+        _call(wht, _ptr(fl), _ZERO, 2 * rows * w, 2 * w, 2 * rows * w)
         _tile_out(fl, laf, rows, bs, c0, w)
     acc[slot] = s
 
@@ -283,7 +284,7 @@ def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first
             break
         base = b * bs
         ub = np.uint64(base)
-        wht(_ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
+        _call(wht, _ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
         s = 0.0
         for j in range(np.uint64(bs)):
             z = ub + j
@@ -298,4 +299,4 @@ def bwd_low_stored(lam, laf, k, index, levels, table, direct, gamma, more, first
                 lam[z] = y * ph
         acc[b] = s
         if more:
-            wht(_ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)
+            _call(wht, _ptr(laf), 2 * base, 2 * bs, _ZERO, _ZERO)

@@ -305,8 +305,11 @@ def tile_out(src, dst, rows, bs, c0, w):
             dst[d + c] = src[s + c]
 
 
-def _pointer_intrinsic():
-    """``pointer(a)``: the address of ``a``'s first element, typed (``float64*`` for a float64 array)."""
+def _intrinsics():
+    """``pointer(a)``: the address of ``a``'s first element, typed (``float64*`` for a float64
+    array); ``call_at(address, p, start, size, h0, hmax)``: a call of the C function at
+    ``address`` (an int64, e.g. :func:`butterflies`' address) with those arguments."""
+    from llvmlite import ir
     from numba.core import types
     from numba.extending import intrinsic
 
@@ -319,11 +322,22 @@ def _pointer_intrinsic():
 
         return sig, codegen
 
-    return pointer
+    @intrinsic
+    def call_at(typingctx, address, p, start, size, h0, hmax):
+        sig = types.void(address, p, start, size, h0, hmax)
+
+        def codegen(context, builder, signature, args):
+            fnty = ir.FunctionType(ir.VoidType(), [context.get_value_type(t) for t in signature.args[1:]])
+            builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return pointer, call_at
 
 
 if HAVE_NUMBA:
-    pointer = _pointer_intrinsic()
+    pointer, call_at = _intrinsics()
 
 
 def _butterflies(p, start, size, h0, hmax):
@@ -338,12 +352,14 @@ def _butterflies(p, start, size, h0, hmax):
 _ENTRIES: dict = {}
 
 
-def butterflies(dtype):
-    """The compiled entry ``f(p, start, size, h0, hmax)`` for float ``dtype`` (``np.float64`` or
-    ``np.float32``): :func:`wht_block` on ``p[start:start+size]`` when ``h0 == 0``, else
-    :func:`wht_range`; ``p = pointer(a)`` of a float array, the integers int64. Compiled (or
-    loaded from the cache) on first use per dtype; a kernel takes it as an argument, so the
-    chains are compiled once, not once in every kernel."""
+def butterflies(dtype) -> int:
+    """The address of the compiled entry ``f(p, start, size, h0, hmax)`` for float ``dtype``
+    (``np.float64`` or ``np.float32``): :func:`wht_block` on ``p[start:start+size]`` when
+    ``h0 == 0``, else :func:`wht_range`; ``p = pointer(a)`` of a float array, the integers
+    int64. A kernel takes the address as an int64 argument and calls it with
+    ``call_at(address, p, ...)``, so the chains are compiled once, not once in every kernel
+    (and the kernel stays cacheable: the address is data). Compiled (or loaded from the cache)
+    on first use per dtype."""
     key = np.dtype(dtype).name
     entry = _ENTRIES.get(key)
     if entry is None:
@@ -353,4 +369,4 @@ def butterflies(dtype):
         i64 = types.int64
         entry = _ENTRIES[key] = cfunc(types.void(types.CPointer(real), i64, i64, i64, i64),
                                       cache=True, fastmath=True)(_butterflies)
-    return entry
+    return entry.address
