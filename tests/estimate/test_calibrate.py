@@ -9,7 +9,7 @@ from qhybrid.estimate import calibrate
 
 
 def test_bandwidth_probe_measures_something():
-    assert calibrate.measure_bandwidth(mib=16) > 0.1
+    assert calibrate.measure_bandwidth(mib=16) > 0.1 and calibrate.measure_bandwidth(mib=16, threads=2) > 0.1
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],

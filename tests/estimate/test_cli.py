@@ -111,7 +111,8 @@ def test_estimate_run_of_an_unknown_script(invoke, write_script):
     script = write_script("job.py", "print(1)\n")
     res = invoke("estimate", "run", str(script), "--hp", "a=1", "--instances", "ml.m5.large", "--json")
     assert res.exit_code == 0, res.output
-    assert {r["method"] for r in json.loads(res.output)["rows"]} == {"unknown"}
+    assert {r["method"] for r in json.loads(res.stdout)["rows"]} == {"unknown"}
+    assert "not calibrated yet" in res.stderr  # said before any wait, on stderr (stdout stays one document)
 
 
 def test_errors_are_one_line(invoke):

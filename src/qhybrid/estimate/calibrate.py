@@ -1,6 +1,6 @@
 """This machine, measured once: memory bandwidth and a probe of each engine's kernels.
 
-About a minute on a shared 2-core machine, 15-20 s on an idle one (each timing counts
+30-50 s on the shared 2-core AMD EPYC at load 4-6 (29, 43, 52 s measured; each timing counts
 ``min(wall-clock, the main thread's CPU time)``, so a calibration on a shared machine describes
 the idle one: :func:`timings`): an in-place scale over a cache-resident and a DRAM-sized array
 (the two bandwidths: a state smaller than the last-level cache streams at the first), the QAOA
