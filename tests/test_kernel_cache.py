@@ -163,3 +163,11 @@ def test_open_cache_holds_its_folder(monkeypatch, tmp_path):
     finally:
         os.close(fd)
         os.close(kernel_cache._held[folder])
+
+
+def test_an_unwritable_cache_folder_does_not_stop_the_engine(monkeypatch, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+    monkeypatch.setattr(kernel_cache, "_held", {})
+    assert kernel_cache.open_cache() == tmp_path / "a-file" / "cache" / kernel_cache.key()
+    assert kernel_cache._held == {}

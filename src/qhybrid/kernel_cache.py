@@ -100,11 +100,21 @@ def cache_dir() -> Path:
 
 def open_cache() -> Path:
     """:func:`cache_dir`, created, held in use by this process (a shared lock until it exits,
-    inherited by forked children) and stamped as used now; then superseded siblings pruned."""
+    inherited by forked children) and stamped as used now; then superseded siblings pruned.
+    A folder that cannot be written is returned as it is (numba then compiles without caching)."""
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     if fcntl is None or folder in _held:
         return folder
+    try:
+        _hold(folder)
+    except OSError:
+        return folder
+    prune(folder.parent, keep=folder)
+    return folder
+
+
+def _hold(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
         fd = os.open(folder / IN_USE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a pruner deletes the folder
@@ -115,11 +125,9 @@ def open_cache() -> Path:
         if same:
             os.utime(fd)
             _held[folder] = fd
-            break
+            return
         os.close(fd)  # pruned meanwhile: start the folder afresh
         folder.mkdir(parents=True, exist_ok=True)
-    prune(folder.parent, keep=folder)
-    return folder
 
 
 def prune(base: Path, *, keep: Path) -> list[str]:
