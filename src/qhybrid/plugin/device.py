@@ -260,7 +260,7 @@ class QhybridCPU(Device):
                                      plan=engine_plan)
         jac = plan.tape_jacobian(jac.numpy())
         vals = vals.numpy()
-        extra = self._observable_columns(tape, circ)
+        extra = self._observable_columns(tape, circ, plan.n_params)
         if extra is not None:
             jac = np.concatenate([jac, extra], axis=1)
         M, T = jac.shape[0], jac.shape[1]
@@ -268,20 +268,21 @@ class QhybridCPU(Device):
         def entry(a):
             return np.array(a) if batched else np.array(a[0])
 
-        per_m = [entry(jac[m, 0]) if T == 1 else tuple(entry(jac[m, t]) for t in range(T)) for m in range(M)]
+        rows = jac if batched else jac[:, :, 0]  # (M, T, B) or (M, T)
+        per_m = [np.array(rows[m, 0]) if T == 1 else tuple(map(np.array, rows[m])) for m in range(M)]
         j = per_m[0] if M == 1 else tuple(per_m)
         if not values:
             return j
         v = [entry(vals[m]) for m in range(M)]
         return (v[0] if M == 1 else tuple(v)), j
 
-    def _observable_columns(self, tape, circ):
-        """(M, T_obs, B) derivatives w.r.t. trainable observable parameters, or None.
+    def _observable_columns(self, tape, circ, n_op: int):
+        """(M, T_obs, B) derivatives w.r.t. trainable observable parameters (those past the
+        tape's ``n_op`` operation parameters), or None.
 
         For ``H = sum_t c_t O_t`` (and ``c * O``), ``d<H>/dc_t = <O_t>``; other observable
         parameters (e.g. Hermitian matrix entries) get zero, as PennyLane's adjoint warns.
         """
-        n_op = sum(op.num_params for op in tape.operations)
         obs_tr = [p - n_op for p in tape.trainable_params if p >= n_op]
         if not obs_tr:
             return None

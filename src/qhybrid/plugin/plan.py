@@ -76,6 +76,7 @@ class TapePlan:
     state_prep: bool = False  # the first operation prepares the initial state
     wire_map: dict = field(compare=False, default_factory=dict)
     engine_plans: dict = field(compare=False, default_factory=dict)  # fuse -> the engine's Plan
+    n_params: int = 0  # operation parameters on the tape (observable parameters come after them)
 
     def engine_plan(self, circuit, broadcast: bool, *, fuse: bool):
         """The engine's :class:`~qhybrid.sim.plan.Plan` of ``circuit`` (this plan filled in):
@@ -220,7 +221,7 @@ def make_plan(tape, wire_order) -> TapePlan:
         for i, f in src:
             if i in trainable:
                 chain[c, trainable[i]] += f
-    return TapePlan(tuple(wire_order), tuple(slots), chain, state_prep, wire_map)
+    return TapePlan(tuple(wire_order), tuple(slots), chain, state_prep, wire_map, n_params=p)
 
 
 def _merge_zrotations(slots: list) -> list:

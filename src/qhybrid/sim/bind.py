@@ -192,7 +192,13 @@ def ladder_tables(swaps, n: int) -> np.ndarray:
 
 def permutation_step(swaps, tables, *, dtype, device) -> Permutation:
     """The :class:`Permutation` of a run, ``swaps`` ``((wires, ctrl), ...)``, from its tables."""
-    steps = tuple(Swap(tuple(w), ctrl, gate_matrix("CNOT" if ctrl else "SWAP", (), 2, dtype, device))
-                  for w, ctrl in swaps)
     wires = tuple(sorted({w for ws, _ in swaps for w in ws}))
-    return Permutation(wires, tables, steps)
+    return Permutation(wires, tables, _swap_steps(swaps, dtype, torch.device(device)))
+
+
+@functools.lru_cache(maxsize=256)
+def _swap_steps(swaps, dtype, device) -> tuple:
+    """The :class:`Swap` steps of a run (parameter-free: their matrices, read only by the
+    reference path, are made once per run, dtype and device)."""
+    return tuple(Swap(tuple(w), ctrl, gate_matrix("CNOT" if ctrl else "SWAP", (), 2, dtype, device))
+                 for w, ctrl in swaps)
