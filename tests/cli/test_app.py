@@ -136,3 +136,28 @@ def test_console_script_module_entry(script):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"x": "3"}
     assert "cost: " in out.stderr
+
+
+def test_main_builds_only_the_command_it_runs(monkeypatch):
+    from qhybrid.cli import _app_for
+
+    def names(a):
+        return set(typer.main.get_command(a).commands)
+
+    assert names(_app_for(["qaoa", "--nodes", "5"])) == {"qaoa"}
+    assert names(_app_for(["instances"])) == {"estimate", "instances"}
+    full = {" ".join(p[:1]) for p, _ in COMMANDS}
+    assert names(_app_for(["frobnicate"])) == full and names(_app_for([])) == full
+    monkeypatch.setenv("_QHYBRID_COMPLETE", "complete_bash")
+    assert names(_app_for(["qaoa"])) == full  # shell completion sees every command
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["qaoa", "--problem", "tsp"], "qhybrid: error: Invalid value for '--problem': Value error, 'tsp' is not one of"),
+    (["jobs", "frobnicate"], "qhybrid: error: No such command 'frobnicate'. (see: qhybrid jobs --help)"),
+    (["frobnicate"], "qhybrid: error: No such command 'frobnicate'. (see: qhybrid --help)"),
+])
+def test_main_errors_read_as_with_every_command(argv, words, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(words) and err.count("\n") == 1

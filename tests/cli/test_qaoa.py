@@ -83,6 +83,11 @@ def test_qaoa_start_up_imports_no_torch_and_the_cli_no_numba(_isolated_home):
     cli = _imported(proc.stderr)
     assert {"qhybrid.cli", "qhybrid.jobs.preflight"} <= cli
     assert not {"torch", "numba"} & cli, sorted({"torch", "numba"} & cli)
+    # start-up (issue 15): no pydantic (option values), numpy or networkx in the command, nor a
+    # second interpreter for the supervisor; no networkx or scipy.linalg in the job
+    assert not {"pydantic", "numpy", "networkx"} & cli, sorted({"pydantic", "numpy", "networkx"} & cli)
     job = _imported((_isolated_home / "jobs" / doc["job"] / "logs" / "rank-0.log").read_text())
     assert {"numba", "qhybrid.qaoa.numba_kernels", "qhybrid.workloads.qaoa_optimize"} <= job
-    assert "torch" not in job
+    assert not {"torch", "networkx", "scipy.linalg"} & job, sorted({"torch", "networkx", "scipy.linalg"} & job)
+    supervisor = (_isolated_home / "jobs" / doc["job"] / "logs" / "supervisor.log").read_text()
+    assert "qhybrid.jobs.supervisor" in _imported(supervisor) and "encodings" not in _imported(supervisor)

@@ -30,6 +30,13 @@ COMMAND_MODULES = (
     "qhybrid.cli.estimate",  # estimate qaoa|qml|run, instances
 )
 
+#: The module of each top-level command: ``main`` builds only the one it runs (building every
+#: command's options with Typer costs a tenth of a second or more); the full app otherwise.
+COMMAND_OF = {"run": "qhybrid.cli.run", "jobs": "qhybrid.cli.jobs", "qaoa": "qhybrid.cli.qaoa",
+              "qml": "qhybrid.cli.qml", "devices": "qhybrid.cli.devices", "cluster": "qhybrid.cli.cluster",
+              "doctor": "qhybrid.cli.doctor", "estimate": "qhybrid.cli.estimate",
+              "instances": "qhybrid.cli.estimate"}
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -109,7 +116,7 @@ class _Root(TyperGroup):
             raise typer.Exit(1)
 
 
-def _make_app() -> typer.Typer:
+def _make_app(modules=COMMAND_MODULES) -> typer.Typer:
     app = typer.Typer(
         name="qhybrid", cls=_Root, no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
         context_settings=CONTEXT, rich_markup_mode="markdown",
@@ -121,7 +128,7 @@ def _make_app() -> typer.Typer:
                                            help="Print qhybrid's version and exit.")) -> None:
         """Hybrid quantum-classical jobs on fast embedded simulators, with Braket's job contract."""
 
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as err:
@@ -132,7 +139,27 @@ def _make_app() -> typer.Typer:
     return app
 
 
-app = _make_app()
+_APP = None
+
+
+def __getattr__(name):  # ``app``: the whole command tree, built on first use (tests, help, completion)
+    global _APP
+    if name == "app":
+        if _APP is None:
+            _APP = _make_app()
+        return _APP
+    raise AttributeError(f"module 'qhybrid.cli' has no attribute {name!r}")
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app ``main`` runs ``args`` with: only the named command's module when the first argument
+    is a known command (its help, options and errors are the same), else every command."""
+    import os
+
+    module = COMMAND_OF.get(args[0]) if args else None
+    if module is None or any(k.startswith("_QHYBRID_COMPLETE") for k in os.environ):
+        return __getattr__("app")
+    return _make_app((module,))
 
 
 def main(argv=None) -> int:
@@ -149,7 +176,7 @@ def main(argv=None) -> int:
 
         workload.LAUNCH = "fork"
     try:
-        value = app(args=args, prog_name="qhybrid", standalone_mode=False)
+        value = _app_for(args)(args=args, prog_name="qhybrid", standalone_mode=False)
         return int(value or 0) if isinstance(value, int) else 0
     except QhybridError as err:
         print(f"qhybrid: error: {err}", file=sys.stderr)

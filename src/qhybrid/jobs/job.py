@@ -159,10 +159,10 @@ class Job:
         prediction = estimates.preflight(spec, force=force)  # BudgetError before anything is written
         spec = cls._reserve(spec, generated=job_name is None)
         job = cls(spec.name)
-        environment.record(job.folder, source=source_module)
         if prediction is not None:
             estimates.write_prediction(job.folder, prediction)
         if in_process:
+            environment.record(job.folder, source=source_module)
             from qhybrid.jobs.backends import inprocess
             from qhybrid.jobs.supervisor import Supervisor
 
@@ -172,6 +172,8 @@ class Job:
                 raise KeyboardInterrupt
             return job
         job._start_supervisor(launch=launch if spec.backend == "local" else "exec")
+        # recorded while the job starts (its versions and git commits take a tenth of a second or more)
+        environment.record(job.folder, source=source_module)
         if wait_until_complete:
             job.wait(stream=True)
         return job

@@ -8,9 +8,24 @@ Pure computation (no files, environment or logging). See ``ADJOINT.md`` for the 
 """
 from __future__ import annotations
 
-from qhybrid.qaoa.memory import available_bytes, required_bytes, state_bytes
-from qhybrid.qaoa.problem import PROBLEMS, CostDiagonal, Graph, as_graph, bitstring, cost_diagonal
-from qhybrid.qaoa.simulator import QAOA
+import importlib
+
+# loaded on first use, so that ``qhybrid.qaoa.memory`` (the CLI's pre-flight arithmetic) costs no numpy
+_LAZY = {
+    "QAOA": "simulator", "CostDiagonal": "problem", "Graph": "problem", "PROBLEMS": "problem",
+    "as_graph": "problem", "bitstring": "problem", "cost_diagonal": "problem",
+    "available_bytes": "memory", "required_bytes": "memory", "state_bytes": "memory",
+}
 
 __all__ = ["QAOA", "CostDiagonal", "Graph", "PROBLEMS", "as_graph", "bitstring", "cost_diagonal",
            "available_bytes", "required_bytes", "state_bytes"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"qhybrid.qaoa.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'qhybrid.qaoa' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

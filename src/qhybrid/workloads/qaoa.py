@@ -29,6 +29,7 @@ it stopped and says so. The result reports the answer in words (``summary``: ``c
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -40,10 +41,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from qhybrid.errors import DeviceError, SpecError
-from qhybrid.workloads import qaoa_optimize as opt
+
+# numpy and the optimizer load where they are used: the CLI reads the settings below without them
 
 CHECKPOINT_SUFFIX = "qaoa"
 CHECKPOINT_EVERY_S = 1.0  # a checkpoint after an iteration at most this often (and after the last)
@@ -84,8 +84,10 @@ class Settings:
     optimizer: str = "adam"
     dtype: str = "complex128"
 
-    def schedule(self) -> opt.Schedule:
-        """The optimisation these settings ask for."""
+    def schedule(self):
+        """The optimisation these settings ask for (a ``qaoa_optimize.Schedule``)."""
+        from qhybrid.workloads import qaoa_optimize as opt
+
         return opt.Schedule(layers=self.n_layers, iterations=self.iterations, max_iterations=self.max_iterations,
                             tolerance=self.tolerance, window=self.window, starts=self.starts,
                             stepsize=self.stepsize, optimizer=self.optimizer, init=self.init, seed=self.seed)
@@ -97,7 +99,7 @@ def _number(hp: dict, key: str, kind, low, high=None):
         value = kind(text)
     except ValueError:
         raise SpecError(f"hyperparameter {key}={text!r} is not {'an integer' if kind is int else 'a number'}")
-    if not np.isfinite(value) or value < low or (high is not None and value > high):
+    if not math.isfinite(value) or value < low or (high is not None and value > high):
         span = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise SpecError(f"hyperparameter {key}={text!r} out of range: must be {span}")
     return value
@@ -253,6 +255,7 @@ class _PennyLane:
         self.diagonal = cost_diagonal(graph, settings.problem)
 
     def _one_energy_and_grad(self, params):
+        import numpy as np
         from pennylane import numpy as pnp
 
         grad_fn = self.qml.grad(self.energy_qnode)
@@ -260,6 +263,8 @@ class _PennyLane:
         return float(grad_fn.forward), np.asarray(g, dtype=np.float64)
 
     def energy_and_grad(self, params):
+        import numpy as np
+
         params = np.asarray(params)
         if params.ndim == 2:
             return self._one_energy_and_grad(params)
@@ -267,12 +272,16 @@ class _PennyLane:
         return np.array([o[0] for o in out]), np.stack([o[1] for o in out])
 
     def energy(self, params):
+        import numpy as np
+
         params = np.asarray(params)
         if params.ndim == 2:
             return float(self.energy_qnode(params))
         return np.array([float(self.energy_qnode(a)) for a in params])
 
     def top(self, params, k):
+        import numpy as np
+
         p = np.asarray(self.probs_qnode(np.asarray(params)))
         order = np.argsort(-p, kind="stable")[:k]
         return [(format(int(z), f"0{self.n}b"), float(p[z])) for z in order]
@@ -332,6 +341,7 @@ def _resume(settings: Settings) -> dict | None:
         SpecError: a checkpoint of another depth, or of the seed's older format.
     """
     import qhybrid.jobs as jobs
+    from qhybrid.workloads import qaoa_optimize as opt
 
     saved = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
     if not saved:
@@ -391,6 +401,7 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     iteration), ``iteration_seconds``, ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
     """
     import qhybrid.jobs as jobs
+    from qhybrid.workloads import qaoa_optimize as opt
     from qhybrid.workloads import qaoa_report as report
 
     from qhybrid.devices import resolve

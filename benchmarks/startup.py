@@ -1,0 +1,127 @@
+"""Start-up of the ``qhybrid`` command, end to end, against another checkout (the peer) in one run.
+
+    .venv/bin/python benchmarks/startup.py --peer /tmp/old-checkout [--repeats 5]
+
+Times, as real subprocesses (wall time, from the spawn to the exit), a warm small job
+``qhybrid qaoa --nodes 10 --quiet`` (the numba kernels already cached: one untimed warm-up run
+per tree compiles them first), ``qhybrid devices`` and ``qhybrid --help``; ours and the peer's
+taking turns call by call, so a busy spell on a shared machine falls on both. Each tree runs with
+its own ``src`` first on ``PYTHONPATH``, its own numba cache folder (kept in ``--cache`` between
+runs: a cold one costs a compilation of a minute or two) and its own throwaway ``QHYBRID_HOME``; ``--bytecode`` gives each tree a bytecode cache (``PYTHONPYCACHEPREFIX``), as an
+installed package has, where ``PYTHONDONTWRITEBYTECODE`` would recompile the sources each run.
+Prints the median and range of each, the ratio peer / ours, and the load average before and after.
+
+``--stages`` also prints, for one job run of each tree, when each process of the chain started and
+ended (``strace -f -e trace=execve,exit_group``) beside the job's own records: created, running,
+first and last metric, ended.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+COMMANDS = {"qaoa --nodes 10": ["qaoa", "--nodes", "10", "--quiet"], "devices": ["devices"], "--help": ["--help"]}
+
+
+def tree_env(tree: Path, cache: Path, *, bytecode: bool) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "NUMBA_CACHE_DIR": str(cache / "numba"),
+           "QHYBRID_HOME": tempfile.mkdtemp(prefix="qhybrid-startup-"), "NO_COLOR": "1"}
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(cache / "pycache")
+    return env
+
+
+def timed(argv: list[str], env: dict, cwd: Path) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "qhybrid", *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, timeout=900)
+    wall = time.perf_counter() - t0
+    if out.returncode:
+        raise SystemExit(f"qhybrid {' '.join(argv)} failed in {cwd}:\n{out.stderr[-2000:]}")
+    return wall
+
+
+def stages(env: dict, cwd: Path) -> None:
+    """One job run under strace: the process chain and the job's own timestamps, from the spawn."""
+    import json
+
+    trace = Path(env["QHYBRID_HOME"]) / "trace.txt"
+    t0 = time.time()
+    subprocess.run(["strace", "-f", "-ttt", "-e", "trace=execve,exit_group", "-o", str(trace),
+                    sys.executable, "-m", "qhybrid", *COMMANDS["qaoa --nodes 10"]],
+                   env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=900)
+    events, python = [], set()
+    for line in trace.read_text().splitlines():
+        m = re.match(r"(\d+)\s+(\d+\.\d+) (execve|exit_group)\((.*)", line)
+        if not m or "ENOENT" in line:
+            continue
+        pid, t, what, rest = m.groups()
+        if what == "execve":
+            argv = re.search(r"\[(.*?)\]", rest).group(1)
+            if "python" in argv.split(",")[0]:
+                python.add(pid)
+                events.append((float(t), pid, "start " + argv.split(", ", 1)[1][:70]))
+        elif pid in python or not events:
+            events.append((float(t), pid, "exit"))
+    folder = max((Path(env["QHYBRID_HOME"]) / "jobs").iterdir(), key=lambda p: p.stat().st_mtime)
+    state = json.loads((folder / "state.json").read_text())
+    events += [(state[k], "", f"job {k}") for k in ("created", "started", "ended") if state.get(k)]
+    stamps = [float(x) for x in re.findall(r"timestamp=([0-9.]+)", (folder / "logs" / "job.log").read_text())]
+    if stamps:
+        events += [(stamps[0], "", "first metric"), (stamps[-1], "", "last metric")]
+    for t, pid, what in sorted(events):
+        print(f"  {t - t0:6.2f} s  {pid:>7}  {what}")
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peer", type=Path, required=True, help="another checkout (its src/ is used)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default=",".join(COMMANDS), help="commands, comma-separated")
+    parser.add_argument("--bytecode", action="store_true", help="a bytecode cache per tree, as installed")
+    parser.add_argument("--stages", action="store_true", help="one traced job run per tree")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "qhybrid-startup",
+                        help="where each tree's numba (and bytecode) cache is kept between runs")
+    args = parser.parse_args(argv)
+    trees = {"ours": HERE, "peer": args.peer.resolve()}
+    caches = {k: args.cache / k for k in trees}
+    envs = {k: tree_env(t, caches[k], bytecode=args.bytecode) for k, t in trees.items()}
+    print(f"ours {trees['ours']}  peer {trees['peer']}  python {sys.version.split()[0]}  cores {os.cpu_count()}")
+    print(f"load average before: {load()}")
+    for k in trees:  # compile the kernels (and the bytecode) once, untimed
+        print(f"warm-up {k}: {timed(COMMANDS['qaoa --nodes 10'], envs[k], trees[k]):.1f} s", flush=True)
+    names = [c.strip() for c in args.only.split(",") if c.strip()]
+    times = {(k, c): [] for k in trees for c in names}
+    for _ in range(args.repeats):
+        for c in names:
+            for k in trees:
+                times[k, c].append(timed(COMMANDS[c], envs[k], trees[k]))
+    print(f"load average after: {load()}\n")
+    print("| command | ours, median (range) | peer, median (range) | peer / ours |")
+    print("| --- | --- | --- | --- |")
+    for c in names:
+        ours, peer = (statistics.median(times[k, c]) for k in ("ours", "peer"))
+        span = {k: f"{min(times[k, c]):.2f}-{max(times[k, c]):.2f}" for k in trees}
+        print(f"| `qhybrid {c}` | {ours:.2f} s ({span['ours']}) | {peer:.2f} s ({span['peer']}) | {peer / ours:.2f}x |")
+    if args.stages:
+        for k in trees:
+            print(f"\nstages, {k}:")
+            stages(envs[k], trees[k])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
