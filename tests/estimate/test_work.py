@@ -26,10 +26,12 @@ def _count_kernel_calls(monkeypatch) -> dict:
 @pytest.mark.parametrize("layers", [1, 2, 3])
 @pytest.mark.parametrize("budget", [None, 1])  # the stored-state sweep, and the un-apply sweep when it does not fit
 def test_qaoa_kernel_calls_match_the_engine(monkeypatch, layers, budget):
-    from qhybrid.qaoa import QAOA
+    from qhybrid.qaoa import QAOA, memory
 
+    assert QAOA.STORE_BUDGET == memory.STORE_BUDGET  # the engine's budget is the one the model reads
     if budget is not None:
         monkeypatch.setattr(QAOA, "STORE_BUDGET", budget)
+        monkeypatch.setattr(memory, "STORE_BUDGET", budget)
     q = QAOA(nx.gnm_random_graph(10, 15, seed=1967))
     calls = _count_kernel_calls(monkeypatch)
     q.energy_and_grad([[0.3] * layers, [0.4] * layers])

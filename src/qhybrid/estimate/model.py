@@ -50,10 +50,10 @@ def _memory_seconds(bytes_, working_set, machine, threads: int = 1) -> float:
 
 def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     """One QAOA energy+gradient with the fused numba sweep (one thread up to 16 simulated qubits)."""
-    from qhybrid.qaoa.simulator import QAOA
+    from qhybrid.qaoa.memory import SERIAL_BITS
 
     core = _core_ratio(machine, cal)
-    serial = simulated_qubits <= QAOA.SERIAL_BITS
+    serial = simulated_qubits <= SERIAL_BITS
     if serial:
         rate = cal.qaoa_serial_gflops * core
     else:  # measured at 17, 19 and 21 simulated qubits (18, 20 and 22 Max-Cut nodes)

@@ -10,7 +10,7 @@ phase + low butterflies) and ``p`` high passes (high butterflies, mixer
 diagonal, butterflies), one last low pass (energy, ``lambda = C psi``);
 backward ``p`` high and ``p`` low passes: ``4p + 1`` kernel calls over the
 state. Bytes as in ``benchmarks/qaoa.py``'s ``bytes_moved`` (stored-state sweep
-when its ``2p + 1`` states fit ``QAOA.STORE_BUDGET``, else the un-apply sweep).
+when its ``2p + 1`` states fit ``qaoa.memory.STORE_BUDGET``, else the un-apply sweep).
 Arithmetic per amplitude: a butterfly is 2 flops per amplitude per bit, a
 diagonal 6.
 
@@ -69,12 +69,12 @@ def _check_dtype(dtype: str) -> int:
 
 def qaoa_stored(n: int, layers: int, *, dtype: str = "complex128", problem: str = "maxcut") -> bool:
     """Whether the fused sweep keeps ``2p - 1`` extra states (``QAOA._stores``) at this size."""
-    from qhybrid.qaoa.simulator import QAOA
+    from qhybrid.qaoa import memory
 
     m = n - 1 if (problem == "maxcut" and n >= 2) else n
     half, item = 2**m, _check_dtype(dtype)
     index = half * 2  # int16 cost index
-    return (2 * layers + 1) * half * item + index <= QAOA.STORE_BUDGET
+    return (2 * layers + 1) * half * item + index <= memory.STORE_BUDGET
 
 
 def qaoa_work(n: int, layers: int, *, dtype: str = "complex128", problem: str = "maxcut",

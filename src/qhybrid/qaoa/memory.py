@@ -12,6 +12,11 @@ import os
 from qhybrid.errors import MemoryLimitError
 from qhybrid.sim import memory as _sim_memory
 
+#: Bytes of state buffers the stored-state sweep may hold (``QAOA.STORE_BUDGET``; the estimate reads it here, without numpy).
+STORE_BUDGET = 1200 * 2**20
+#: States of at most ``2**SERIAL_BITS`` amplitudes run on one thread: waking others costs more (``QAOA.SERIAL_BITS``).
+SERIAL_BITS = 16
+
 
 def state_bytes(n: int, dtype) -> int:
     """Bytes of one ``2**n`` state vector of ``dtype`` (``"complex128"``, ``torch.complex64``, ...)."""

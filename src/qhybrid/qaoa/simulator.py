@@ -81,7 +81,7 @@ class QAOA:
         >>> e, g = q.energy_and_grad([[0.5], [0.5]])
     """
 
-    STORE_BUDGET = 1200 * 2**20  # bytes of state buffers the stored-state sweep may hold
+    STORE_BUDGET = memory.STORE_BUDGET  # bytes of state buffers the stored-state sweep may hold
 
     def __init__(self, graph, *, problem: str = "maxcut", dtype="complex128", device="cpu",
                  backend: str = "auto", n_nodes: int | None = None, weight: str | None = "weight",
@@ -309,7 +309,7 @@ class QAOA:
             return np.concatenate([b["psi"], b["psi"][::-1]])
         return b["psi"].copy()
 
-    SERIAL_BITS = 16  # states of at most 2**16 amplitudes run on one thread: waking others costs more
+    SERIAL_BITS = memory.SERIAL_BITS  # states of at most 2**16 amplitudes run on one thread
 
     def _threads(self) -> int:
         """Threads a sweep's kernels run on: one for small states, else the engine's count (at
