@@ -1,8 +1,9 @@
 """`QAOA`: energy, adjoint gradient, probabilities and optimum of one problem instance.
 
-Holds the cost diagonal (built once, on the target device) and preallocated
-state buffers, and dispatches each sweep to the fused numba kernels (CPU) or
-to the torch reference (CPU or CUDA). Parameters follow PennyLane's QAOA
+A facade: validates the arguments, holds the cost diagonal (built once, on the
+target device) and the problem's facts, and hands each sweep to the planned
+fused CPU sweep (``qaoa.sweep.FusedSweep``: layout, buffers, numba kernels) or
+to the torch reference (``qaoa.torch_engine``, CPU or CUDA). Parameters follow PennyLane's QAOA
 tutorial: ``params`` of shape ``(2, p)`` = ``[gammas, betas]``, or a batch
 ``(B, 2, p)``. The numba path is numpy and numba alone: torch is imported only
 for the torch backend (a CUDA device, or ``backend="torch"``).
@@ -17,7 +18,6 @@ from qhybrid.qaoa.problem import CostDiagonal, bitstring, cost_diagonal
 
 DTYPES = ("complex128", "complex64")
 BACKENDS = ("auto", "numba", "torch")
-_NUMPY = {"complex128": (np.complex128, np.float64), "complex64": (np.complex64, np.float32)}
 
 
 def _has_numba() -> bool:
@@ -41,14 +41,6 @@ def _dtype_name(dtype) -> str:
 
 def _device_type(device) -> str:
     return getattr(device, "type", None) or str(device).split(":", 1)[0]
-
-
-def _popcount(m: int) -> np.ndarray:
-    """popcount of 0..2**m-1."""
-    pop = np.zeros(1, dtype=np.int64)
-    for _ in range(m):
-        pop = np.concatenate([pop, pop + 1])
-    return pop
 
 
 def _top(probs: np.ndarray, k: int) -> list[tuple[float, int]]:
@@ -107,7 +99,7 @@ class QAOA:
                           device=device, limit=memory_limit)
         self.diagonal: CostDiagonal = cost_diagonal(graph, problem, device=device, n_nodes=n_nodes, weight=weight)
         self.n = self.diagonal.n
-        self._bufs = None
+        self._sweep = None
         self._torch_prep = None
         self._block_bits = block_bits
 
@@ -177,7 +169,7 @@ class QAOA:
         if self.backend == "torch":
             return self._state_tensor(arr).cpu().numpy()
         self._numba_sweep(arr[0], grad=False)
-        return self._numba_state()
+        return self._sweep.final_state()
 
     def probabilities(self, params) -> np.ndarray:
         """``|<z|psi>|^2`` as float64 ``(2**n,)`` (numpy), index z with wire 0 most significant."""
@@ -190,7 +182,7 @@ class QAOA:
         if self.backend == "numba" and self._symmetric():
             # psi(0 y) = psi(1 not y): rank the half, then expand each index to its flipped pair
             self._numba_sweep(arr[0], grad=False)
-            half = self._bufs["psi"]
+            half = self._sweep.buffers.psi
             pairs = []
             for p, y in _top(half.real.astype(np.float64) ** 2 + half.imag.astype(np.float64) ** 2, (k + 1) // 2):
                 pairs += [(p, y), (p, 2**self.n - 1 - y)]
@@ -238,19 +230,8 @@ class QAOA:
             self._torch_prep = torch_engine.prepare(self.diagonal, self._torch_dtype())
         return self._torch_prep
 
-    # -- the fused CPU sweep --------------------------------------------------------
-    def _layout(self):
-        from qhybrid.qaoa import numba_kernels as nk
-
-        n = self._n_eff()
-        kmax = self._block_bits or (14 if self.dtype == "complex128" else 15)
-        k = n if n <= 4 else min(kmax, n - 2)
-        nt = nk.num_threads()
-        item = memory.state_bytes(0, self.dtype)
-        w = getattr(self, "_tile_width", None) or max(4, min(64, (256 << 10) // (item * 2 ** max(n - k, 0))))
-        while w > 1 and (2**k) // w < 2 * nt:
-            w //= 2
-        return k, w, nt
+    # -- the fused CPU sweep (qaoa.sweep) -------------------------------------------------
+    SERIAL_BITS = memory.SERIAL_BITS  # states of at most 2**16 amplitudes run on one thread
 
     def _symmetric(self) -> bool:
         """Max-Cut is invariant under flipping every bit: keep only the half with wire 0 = 0."""
@@ -259,169 +240,25 @@ class QAOA:
     def _n_eff(self) -> int:
         return self.n - 1 if self._symmetric() else self.n
 
-    def _buffers(self):
-        if self._bufs is None:
-            from qhybrid.sim import walsh
+    def _fused(self):
+        """The planned sweep (layout and buffers), made on first use."""
+        if self._sweep is None:
+            from qhybrid.qaoa.sweep import FusedSweep
 
-            k, w, nt = self._layout()
-            n, ne = self.n, self._n_eff()
-            half = 2**ne
-            cplx, real = _NUMPY[self.dtype]
-            # numpy allocations: large ones are madvised for transparent huge pages (fewer TLB
-            # misses in the strided high passes)
-            psi, lam = np.empty(half, dtype=cplx), np.empty(half, dtype=cplx)
-            nh = ne - k
-            rows = 2**nh
-            pop_r, pop_c = _popcount(nh), _popcount(k)
-            par_c = pop_c & 1
-            if self._symmetric():
-                # sum_i Z_i on the full index (parity(y), y) = n - 2 pop(y) - 2 parity(y), y = (r, c)
-                zh = (n - 2 * pop_r).astype(np.float64)
-                zl = np.stack([-2 * pop_c - 2 * (q ^ par_c) for q in (0, 1)]).astype(np.float64)
-            else:
-                zh = (nh - 2 * pop_r).astype(np.float64)
-                zl = np.stack([k - 2 * pop_c] * 2).astype(np.float64)
-            scratch = np.zeros((nt, 2, rows * w), dtype=cplx)
-            d = self.diagonal
-            # one index type (int16) for every problem keeps the kernels to one compiled version per
-            # dtype; a cost span beyond int16 is looked up directly as float64 values
-            direct = d.values is not None or d.index.dtype == np.int32
-            if direct:
-                index = np.zeros(1, dtype=np.int16)
-                levels = d.values[:half] if d.values is not None else d.levels[d.index[:half]]
-            else:
-                index, levels = d.index[:half].astype(np.int16), d.levels
-            self._bufs = dict(
-                k=k, w=w, nt=nt, rows=rows, real=real, cplx=cplx,
-                psi=psi, psf=psi.view(real), lam=lam, laf=lam.view(real),
-                scratch=scratch, scratchf=scratch.view(real), direct=direct,
-                index=index, levels=levels,
-                zh=zh, zl=zl, pr=(pop_r & 1).astype(np.uint8),
-                fold=2.0 if self._symmetric() else 1.0, half=half,
-                acc_b=np.zeros(half >> k), acc_t=np.zeros(nt), counter=np.zeros(1, dtype=np.int64),
-                wht=walsh.butterflies(real),
-            )
-        return self._bufs
-
-    def _numba_state(self) -> np.ndarray:
-        b = self._bufs
-        if b["fold"] == 2.0:  # psi(1 z') = psi(0 not z')
-            return np.concatenate([b["psi"], b["psi"][::-1]])
-        return b["psi"].copy()
-
-    SERIAL_BITS = memory.SERIAL_BITS  # states of at most 2**16 amplitudes run on one thread
+            self._sweep = FusedSweep(self.diagonal, symmetric=self._symmetric(), dtype=self.dtype,
+                                     block_bits=self._block_bits, tile_width=getattr(self, "_tile_width", None))
+        return self._sweep
 
     def _threads(self) -> int:
-        """Threads a sweep's kernels run on: one for small states, else the engine's count (at
-        most the ``scratch`` rows the buffers were made with)."""
-        from qhybrid.sim.pool import threads_for
-
-        if self._n_eff() <= self.SERIAL_BITS:
-            return 1
-        return min(self._bufs["nt"], threads_for(self._bufs["half"]))
-
-    def _launcher(self, b):
-        """``run(kernel, *args)``: one sweep kernel on this sweep's threads (``run.threads``)."""
-        from qhybrid.qaoa import numba_kernels as nk
-
-        nt, counter, wht = self._threads(), b["counter"], b["wht"]
-
-        def run(kernel, *args):
-            nk.launch(kernel, *args, wht, threads=nt, counter=counter)
-
-        run.threads = nt
-        return run
+        """Threads a sweep's kernels run on (one up to ``2**SERIAL_BITS`` amplitudes)."""
+        return self._fused().threads(self.SERIAL_BITS)
 
     def _numba_sweep(self, a: np.ndarray, *, grad: bool):
-        from qhybrid.qaoa import numba_kernels as nk
-
-        b = self._buffers()
-        run = self._launcher(b)
-        n, k, w, half, fold = self.n, b["k"], b["w"], b["half"], b["fold"]
-        gam, bet = a[0], a[1]
-        p = gam.shape[0]
-        cplx, levels, index, direct = b["cplx"], b["levels"], b["index"], b["direct"]
-        psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
-        zh, zl, pr = b["zh"], b["zl"], b["pr"]
-        dummy = np.zeros(1, dtype=cplx)
-
-        def table(g):
-            return dummy if direct else np.exp(-1j * g * levels).astype(cplx)
-
-        def mixer(beta):
-            return (np.exp(-1j * beta * zh) / half).astype(cplx), np.exp(-1j * beta * zl).astype(cplx)
-
-        amp = 2.0 ** (-n / 2)
-        store = self._stores(p) if grad else None
-        if store is not None:
-            return self._numba_sweep_stored(a, store, table, mixer, amp)
-        for layer in range(p):
-            run(nk.fwd_low, psi, psf, k, layer == 0, index, levels, table(gam[layer]), direct, gam[layer], amp,
-                dummy, False)
-            dh, dl = mixer(bet[layer])
-            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
-        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY, b["acc_b"])
-        e = fold * float(b["acc_b"].sum())
-        if not grad:
-            return e, None
-        g = np.zeros((2, p))
-        for layer in reversed(range(p)):
-            dh, dl = mixer(bet[layer])
-            run(nk.bwd_high, psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf, b["acc_t"])
-            g[1, layer] = 2.0 * fold * b["acc_t"][:run.threads].sum() / half
-            tc = np.conj(table(gam[layer]))
-            run(nk.bwd_low, psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b["acc_b"])
-            g[0, layer] = 2.0 * fold * b["acc_b"].sum()
-        return e, g
-
-    def _stores(self, p: int):
-        """``2p - 1`` extra state buffers for the stored-state sweep, or None when they do not fit."""
-        b = self._bufs
-        need = 2 * p - 1
-        item = memory.state_bytes(0, self.dtype)
-        total = (need + 2) * b["half"] * item + b["index"].nbytes
-        if total > (self._limit if self._limit is not None else self.STORE_BUDGET):
-            return None
-        stores = b.setdefault("stores", [])
-        while len(stores) < need:
-            stores.append(np.empty(b["half"], dtype=b["cplx"]))
-        return stores
-
-    def _numba_sweep_stored(self, a, store, table, mixer, amp):
-        """Forward sweep keeping psi after each cost phase (layers 2..p) and each post-D' Hadamard-basis
-        state; the backward sweep then un-applies lambda alone (4p instead of 6p transforms)."""
-        from qhybrid.qaoa import numba_kernels as nk
-
-        b = self._bufs
-        run = self._launcher(b)
-        k, w, fold = b["k"], b["w"], b["fold"]
-        gam, bet = a[0], a[1]
-        p = gam.shape[0]
-        levels, index, direct = b["levels"], b["index"], b["direct"]
-        psi, psf, lam, laf, sc, scf = b["psi"], b["psf"], b["lam"], b["laf"], b["scratch"], b["scratchf"]
-        zh, zl, pr = b["zh"], b["zl"], b["pr"]
-        hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
-        for layer in range(p):
-            keep = layer > 0
-            run(nk.fwd_low, psi, psf, k, not keep, index, levels, table(gam[layer]), direct, gam[layer], amp,
-                pcs[layer] if keep else hats[0], keep)
-            dh, dl = mixer(bet[layer])
-            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
-        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b["acc_b"])
-        e = fold * float(b["acc_b"].sum())
-        g = np.zeros((2, p))
-        dummy = hats[0]
-        for layer in reversed(range(p)):
-            dh, dl = mixer(bet[layer])
-            run(nk.bwd_high_stored, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf,
-                b["acc_t"])
-            g[1, layer] = 2.0 * fold * b["acc_t"][:run.threads].sum()
-            tc = np.conj(table(gam[layer]))
-            run(nk.bwd_low_stored, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
-                pcs[layer] if layer else dummy, amp, b["acc_b"])
-            g[0, layer] = 2.0 * fold * b["acc_b"].sum()
-        return e, g
-
+        """``(energy, gradient or None)``: the stored-state sweep when its states fit the memory
+        limit (else ``STORE_BUDGET``), else the un-apply sweep."""
+        sweep = self._fused()
+        limit = self._limit if self._limit is not None else self.STORE_BUDGET
+        return sweep.run(a, grad=grad, threads=sweep.threads(self.SERIAL_BITS), store_limit=limit)
 
 def _count_nodes(graph) -> int:
     if hasattr(graph, "number_of_nodes"):

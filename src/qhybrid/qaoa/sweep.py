@@ -1,0 +1,261 @@
+"""`FusedSweep`: the fused CPU sweep of one QAOA instance (numba kernels in ``numba_kernels``).
+
+Plans the cache-block layout (``layout``), holds the preallocated state buffers (``Buffers``)
+and runs the forward sweep and the two adjoint sweeps (stored states / un-apply, see
+``ADJOINT.md``) on the kernels. It trusts its inputs: ``QAOA`` validates them. numpy and
+numba alone: never torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qhybrid.qaoa import memory
+from qhybrid.qaoa.problem import CostDiagonal
+
+_NUMPY = {"complex128": (np.complex128, np.float64), "complex64": (np.complex64, np.float32)}
+
+
+def popcount(m: int) -> np.ndarray:
+    """popcount of 0..2**m-1."""
+    pop = np.zeros(1, dtype=np.int64)
+    for _ in range(m):
+        pop = np.concatenate([pop, pop + 1])
+    return pop
+
+
+def layout(n_eff: int, dtype: str, *, block_bits: int | None = None,
+           tile_width: int | None = None) -> tuple[int, int, int]:
+    """``(low_bits, tile_width, threads)`` for a ``2**n_eff``-amplitude state: ``2**low_bits``
+    amplitudes a block (the low pass), tiles of ``tile_width`` columns (the high pass) and the
+    engine's thread count (rows of tile scratch)."""
+    from qhybrid.qaoa import numba_kernels as nk
+
+    kmax = block_bits or (14 if dtype == "complex128" else 15)
+    k = n_eff if n_eff <= 4 else min(kmax, n_eff - 2)
+    nt = nk.num_threads()
+    item = memory.state_bytes(0, dtype)
+    w = tile_width or max(4, min(64, (256 << 10) // (item * 2 ** max(n_eff - k, 0))))
+    while w > 1 and (2**k) // w < 2 * nt:
+        w //= 2
+    return k, w, nt
+
+
+@dataclass
+class Buffers:
+    """What a sweep reads and writes, made once per instance."""
+
+    low_bits: int  # k: bits of the index inside one block (the low pass works a block at a time)
+    tile_width: int  # w: columns of one high-pass tile
+    threads: int  # scratch rows made (the engine's thread count at planning time)
+    rows: int  # 2**(n_eff - k): blocks in the state, rows of one high-pass tile
+    real: type  # the float dtype of the complex one
+    cplx: type  # the complex dtype of every state
+    psi: np.ndarray  # the state (the half with wire 0 = 0 under Max-Cut's symmetry)
+    psi_floats: np.ndarray  # psi as interleaved floats (the kernels' view)
+    lam: np.ndarray  # the adjoint state lambda = C psi, un-applied layer by layer
+    lam_floats: np.ndarray  # lam as interleaved floats
+    tiles: np.ndarray  # (threads, 2, rows * tile_width) per-thread tile scratch of the high pass
+    tiles_floats: np.ndarray  # tiles as interleaved floats
+    direct: bool  # True: ``levels`` holds the cost of each index; False: ``levels[level_index]``
+    level_index: np.ndarray  # int16 cost level of each index (one zero when direct)
+    levels: np.ndarray  # the distinct cost values (or each index's cost when direct)
+    z_high: np.ndarray  # sum of Z over the high (row) bits, per row (with wire 0's parity under symmetry)
+    z_low: np.ndarray  # (2, 2**k) sum of Z over the low bits, per column, for each high parity
+    high_parity: np.ndarray  # uint8 parity of each row index
+    fold: float  # 2.0 when only the symmetric half is simulated (energies and gradients doubled)
+    half: int  # amplitudes simulated: len(psi)
+    block_sums: np.ndarray  # one partial sum per block (energy, gamma gradients)
+    thread_sums: np.ndarray  # one partial sum per thread (beta gradients)
+    counter: np.ndarray  # the shared work counter threads take blocks and tiles from
+    butterflies: object  # walsh.butterflies(real): the compiled Walsh-Hadamard entry the kernels call
+    stores: list = field(default_factory=list)  # extra states of the stored-state sweep, grown on demand
+
+
+def plan(diagonal: CostDiagonal, *, symmetric: bool, dtype: str, block_bits: int | None = None,
+         tile_width: int | None = None) -> Buffers:
+    """The layout and the buffers of ``diagonal``'s sweep (numpy allocations: large ones are
+    madvised for transparent huge pages, fewer TLB misses in the strided high passes)."""
+    from qhybrid.sim import walsh
+
+    n = diagonal.n
+    ne = n - 1 if symmetric else n
+    k, w, nt = layout(ne, dtype, block_bits=block_bits, tile_width=tile_width)
+    half = 2**ne
+    cplx, real = _NUMPY[dtype]
+    psi, lam = np.empty(half, dtype=cplx), np.empty(half, dtype=cplx)
+    nh = ne - k
+    rows = 2**nh
+    pop_r, pop_c = popcount(nh), popcount(k)
+    par_c = pop_c & 1
+    if symmetric:
+        # sum_i Z_i on the full index (parity(y), y) = n - 2 pop(y) - 2 parity(y), y = (r, c)
+        zh = (n - 2 * pop_r).astype(np.float64)
+        zl = np.stack([-2 * pop_c - 2 * (q ^ par_c) for q in (0, 1)]).astype(np.float64)
+    else:
+        zh = (nh - 2 * pop_r).astype(np.float64)
+        zl = np.stack([k - 2 * pop_c] * 2).astype(np.float64)
+    tiles = np.zeros((nt, 2, rows * w), dtype=cplx)
+    d = diagonal
+    # one index type (int16) for every problem keeps the kernels to one compiled version per
+    # dtype; a cost span beyond int16 is looked up directly as float64 values
+    direct = d.values is not None or d.index.dtype == np.int32
+    if direct:
+        index = np.zeros(1, dtype=np.int16)
+        levels = d.values[:half] if d.values is not None else d.levels[d.index[:half]]
+    else:
+        index, levels = d.index[:half].astype(np.int16), d.levels
+    return Buffers(
+        low_bits=k, tile_width=w, threads=nt, rows=rows, real=real, cplx=cplx,
+        psi=psi, psi_floats=psi.view(real), lam=lam, lam_floats=lam.view(real),
+        tiles=tiles, tiles_floats=tiles.view(real), direct=direct, level_index=index, levels=levels,
+        z_high=zh, z_low=zl, high_parity=(pop_r & 1).astype(np.uint8),
+        fold=2.0 if symmetric else 1.0, half=half,
+        block_sums=np.zeros(half >> k), thread_sums=np.zeros(nt), counter=np.zeros(1, dtype=np.int64),
+        butterflies=walsh.butterflies(real),
+    )
+
+
+class FusedSweep:
+    """Energy, adjoint gradient and final state of one instance on the fused numba kernels.
+
+    Args:
+        diagonal: the cost diagonal.
+        symmetric: simulate only the half with wire 0 = 0 (Max-Cut's bit-flip symmetry).
+        dtype: ``"complex128"`` or ``"complex64"``.
+        block_bits, tile_width: layout overrides (tests; None picks them from the cache sizes).
+    """
+
+    def __init__(self, diagonal: CostDiagonal, *, symmetric: bool, dtype: str,
+                 block_bits: int | None = None, tile_width: int | None = None):
+        self.n, self.dtype = diagonal.n, dtype
+        self.buffers = plan(diagonal, symmetric=symmetric, dtype=dtype, block_bits=block_bits,
+                            tile_width=tile_width)
+
+    def threads(self, serial_bits: int) -> int:
+        """Threads a sweep's kernels run on: one for states of at most ``2**serial_bits``
+        amplitudes, else the engine's count (at most the scratch rows the buffers were made with)."""
+        from qhybrid.sim.pool import threads_for
+
+        b = self.buffers
+        if b.half <= 2**serial_bits:
+            return 1
+        return min(b.threads, threads_for(b.half))
+
+    def final_state(self) -> np.ndarray:
+        """The full final state of the last sweep (a copy)."""
+        psi = self.buffers.psi
+        if self.buffers.fold == 2.0:  # psi(1 z') = psi(0 not z')
+            return np.concatenate([psi, psi[::-1]])
+        return psi.copy()
+
+    def stores(self, p: int, limit: int) -> list | None:
+        """``2p - 1`` extra state buffers for the stored-state sweep, or None when the sweep's
+        states would pass ``limit`` bytes."""
+        b = self.buffers
+        need = 2 * p - 1
+        item = memory.state_bytes(0, self.dtype)
+        total = (need + 2) * b.half * item + b.level_index.nbytes
+        if total > limit:
+            return None
+        while len(b.stores) < need:
+            b.stores.append(np.empty(b.half, dtype=b.cplx))
+        return b.stores
+
+    def _launcher(self, threads: int):
+        """``run(kernel, *args)``: one sweep kernel on ``threads`` threads (``run.threads``)."""
+        from qhybrid.qaoa import numba_kernels as nk
+
+        counter, wht = self.buffers.counter, self.buffers.butterflies
+
+        def run(kernel, *args):
+            nk.launch(kernel, *args, wht, threads=threads, counter=counter)
+
+        run.threads = threads
+        return run
+
+    def _table(self, g: float, dummy: np.ndarray) -> np.ndarray:
+        """The cost phases ``exp(-i g level)`` per level (unused, ``dummy``, when looked up directly)."""
+        b = self.buffers
+        return dummy if b.direct else np.exp(-1j * g * b.levels).astype(b.cplx)
+
+    def _mixer(self, beta: float) -> tuple[np.ndarray, np.ndarray]:
+        """The mixer's diagonal in the Hadamard basis: per row (with the 1/2**n of the two
+        transforms) and per column."""
+        b = self.buffers
+        return (np.exp(-1j * beta * b.z_high) / b.half).astype(b.cplx), np.exp(-1j * beta * b.z_low).astype(b.cplx)
+
+    def run(self, a: np.ndarray, *, grad: bool, threads: int, store_limit: int):
+        """``(energy, gradient (2, p) or None)`` for parameters ``a = [gammas, betas]``: the
+        stored-state sweep when its states fit ``store_limit`` bytes, else the un-apply sweep."""
+        from qhybrid.qaoa import numba_kernels as nk
+
+        b = self.buffers
+        run = self._launcher(threads)
+        n, k, w, half, fold = self.n, b.low_bits, b.tile_width, b.half, b.fold
+        gam, bet = a[0], a[1]
+        p = gam.shape[0]
+        levels, index, direct = b.levels, b.level_index, b.direct
+        psi, psf, lam, laf, sc, scf = b.psi, b.psi_floats, b.lam, b.lam_floats, b.tiles, b.tiles_floats
+        zh, zl, pr = b.z_high, b.z_low, b.high_parity
+        dummy = np.zeros(1, dtype=b.cplx)
+        amp = 2.0 ** (-n / 2)
+        store = self.stores(p, store_limit) if grad else None
+        if store is not None:
+            return self._run_stored(a, store, run, amp)
+        for layer in range(p):
+            run(nk.fwd_low, psi, psf, k, layer == 0, index, levels, self._table(gam[layer], dummy), direct,
+                gam[layer], amp, dummy, False)
+            dh, dl = self._mixer(bet[layer])
+            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
+        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY,
+            b.block_sums)
+        e = fold * float(b.block_sums.sum())
+        if not grad:
+            return e, None
+        g = np.zeros((2, p))
+        for layer in reversed(range(p)):
+            dh, dl = self._mixer(bet[layer])
+            run(nk.bwd_high, psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf,
+                b.thread_sums)
+            g[1, layer] = 2.0 * fold * b.thread_sums[:run.threads].sum() / half
+            tc = np.conj(self._table(gam[layer], dummy))
+            run(nk.bwd_low, psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b.block_sums)
+            g[0, layer] = 2.0 * fold * b.block_sums.sum()
+        return e, g
+
+    def _run_stored(self, a, store, run, amp):
+        """Forward sweep keeping psi after each cost phase (layers 2..p) and each post-D' Hadamard-basis
+        state; the backward sweep then un-applies lambda alone (4p instead of 6p transforms)."""
+        from qhybrid.qaoa import numba_kernels as nk
+
+        b = self.buffers
+        k, w, fold = b.low_bits, b.tile_width, b.fold
+        gam, bet = a[0], a[1]
+        p = gam.shape[0]
+        levels, index, direct = b.levels, b.level_index, b.direct
+        psi, psf, lam, laf, sc, scf = b.psi, b.psi_floats, b.lam, b.lam_floats, b.tiles, b.tiles_floats
+        zh, zl, pr = b.z_high, b.z_low, b.high_parity
+        dummy = np.zeros(1, dtype=b.cplx)
+        hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
+        for layer in range(p):
+            keep = layer > 0
+            run(nk.fwd_low, psi, psf, k, not keep, index, levels, self._table(gam[layer], dummy), direct,
+                gam[layer], amp, pcs[layer] if keep else hats[0], keep)
+            dh, dl = self._mixer(bet[layer])
+            run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
+        run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b.block_sums)
+        e = fold * float(b.block_sums.sum())
+        g = np.zeros((2, p))
+        first = hats[0]  # an unused state argument of the last bwd_low_stored
+        for layer in reversed(range(p)):
+            dh, dl = self._mixer(bet[layer])
+            run(nk.bwd_high_stored, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf,
+                b.thread_sums)
+            g[1, layer] = 2.0 * fold * b.thread_sums[:run.threads].sum()
+            tc = np.conj(self._table(gam[layer], dummy))
+            run(nk.bwd_low_stored, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
+                pcs[layer] if layer else first, amp, b.block_sums)
+            g[0, layer] = 2.0 * fold * b.block_sums.sum()
+        return e, g
