@@ -1,0 +1,57 @@
+"""The fused CPU sweep on its own: layout, named buffers, the store limit, and both sweeps against the reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qhybrid.qaoa import QAOA, cost_diagonal
+from qhybrid.qaoa import numba_kernels as nk
+from qhybrid.qaoa.sweep import FusedSweep, layout, plan, popcount
+
+from qaoa_oracle import random_graph
+
+
+def test_popcount_counts_bits():
+    assert popcount(3).tolist() == [bin(i).count("1") for i in range(8)]
+
+
+def test_layout_narrows_tiles_until_every_thread_has_two(monkeypatch):
+    monkeypatch.setattr(nk, "num_threads", lambda: 4)
+    k, w, nt = layout(12, "complex128", block_bits=6)
+    assert (k, nt) == (6, 4) and w == 8 and 2**k // w >= 2 * nt  # 64 columns, 8 tiles of 8
+    assert layout(3, "complex64") == (3, 1, 4)  # small states: one block of every bit
+    assert layout(12, "complex128", block_bits=6, tile_width=32)[1] == 8  # an override is narrowed too
+
+
+@pytest.mark.parametrize("problem", ["maxcut", "maxclique"])
+def test_buffers_are_views_of_one_state_each(problem):
+    d = cost_diagonal(random_graph(9, 12, seed=1), problem)
+    b = plan(d, symmetric=problem == "maxcut", dtype="complex64", block_bits=5)
+    ne = 8 if problem == "maxcut" else 9
+    assert b.half == 2**ne == b.psi.size == b.lam.size and b.fold == (2.0 if problem == "maxcut" else 1.0)
+    assert np.shares_memory(b.psi, b.psi_floats) and b.psi_floats.dtype == np.float32
+    assert np.shares_memory(b.tiles, b.tiles_floats) and b.tiles.shape == (b.threads, 2, b.rows * b.tile_width)
+    assert b.rows == 2 ** (ne - b.low_bits) == b.z_high.size == b.high_parity.size
+    assert b.z_low.shape == (2, 2**b.low_bits) and b.block_sums.size == b.half >> b.low_bits
+
+
+def test_stores_follow_the_limit_and_are_kept():
+    sweep = FusedSweep(cost_diagonal(random_graph(8, 10, seed=2), "maxcut"), symmetric=True, dtype="complex128")
+    need = (2 * 3 + 1) * sweep.buffers.half * 16 + sweep.buffers.level_index.nbytes
+    assert sweep.stores(3, need - 1) is None
+    stores = sweep.stores(3, need)
+    assert len(stores) == 5 and sweep.stores(2, need) is stores  # grown once, reused by shorter circuits
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_sweep_matches_the_reference(stored):
+    g = random_graph(10, 15, seed=3)
+    x = np.random.default_rng(0).uniform(-1, 1, size=(2, 3))
+    sweep = FusedSweep(cost_diagonal(g, "maxclique"), symmetric=False, dtype="complex128", block_bits=4)
+    e, grad = sweep.run(x, grad=True, threads=1, store_limit=2**40 if stored else 0)
+    e0, g0 = QAOA(g, problem="maxclique", backend="torch").energy_and_grad(x)
+    assert abs(e - e0) < 1e-10
+    np.testing.assert_allclose(grad, g0, atol=1e-10, rtol=0)
+    ref_state = QAOA(g, problem="maxclique", backend="torch").state(x)
+    assert sweep.run(x, grad=False, threads=1, store_limit=0) == (pytest.approx(e0, abs=1e-10), None)
+    np.testing.assert_allclose(sweep.final_state(), ref_state, atol=1e-10, rtol=0)
