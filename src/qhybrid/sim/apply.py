@@ -224,7 +224,7 @@ def generator_overlap(bra: torch.Tensor, ket: torch.Tensor, gen: np.ndarray, wir
     ``gen`` is ``(d,)`` for a diagonal generator, else ``(d, d)``. Returns (B,) complex.
     """
     k = len(wires)
-    g = torch.as_tensor(gen, dtype=ket.dtype, device=ket.device)
+    g = torch.tensor(gen, dtype=ket.dtype, device=ket.device)  # a copy: cached generators are read-only
     if k == 0:
         return g.reshape(-1)[0] * torch.sum(bra.conj() * ket, dim=1)
     if use_fast(ket, fast):
