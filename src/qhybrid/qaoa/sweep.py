@@ -201,13 +201,16 @@ class FusedSweep:
         zh, zl, pr = b.z_high, b.z_low, b.high_parity
         dummy = np.zeros(1, dtype=b.cplx)
         amp = 2.0 ** (-n / 2)
+        # each layer's phase table and mixer diagonal, made once for both sweeps
+        tables = [self._table(g_, dummy) for g_ in gam]
+        mixers = [self._mixer(b_) for b_ in bet]
         store = self.stores(p, store_limit) if grad else None
         if store is not None:
-            return self._run_stored(a, store, run, amp)
+            return self._run_stored(a, store, run, amp, tables, mixers)
         for layer in range(p):
-            run(nk.fwd_low, psi, psf, k, layer == 0, index, levels, self._table(gam[layer], dummy), direct,
+            run(nk.fwd_low, psi, psf, k, layer == 0, index, levels, tables[layer], direct,
                 gam[layer], amp, dummy, False)
-            dh, dl = self._mixer(bet[layer])
+            dh, dl = mixers[layer]
             run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, dummy, False)
         run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.BOTH if grad else nk.ENERGY,
             b.block_sums)
@@ -216,16 +219,16 @@ class FusedSweep:
             return e, None
         g = np.zeros((2, p))
         for layer in reversed(range(p)):
-            dh, dl = self._mixer(bet[layer])
+            dh, dl = mixers[layer]
             run(nk.bwd_high, psi, psf, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, sc, scf,
                 b.thread_sums)
             g[1, layer] = 2.0 * fold * b.thread_sums[:run.threads].sum() / half
-            tc = np.conj(self._table(gam[layer], dummy))
+            tc = np.conj(tables[layer])
             run(nk.bwd_low, psi, psf, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, b.block_sums)
             g[0, layer] = 2.0 * fold * b.block_sums.sum()
         return e, g
 
-    def _run_stored(self, a, store, run, amp):
+    def _run_stored(self, a, store, run, amp, tables, mixers):
         """Forward sweep keeping psi after each cost phase (layers 2..p) and each post-D' Hadamard-basis
         state; the backward sweep then un-applies lambda alone (4p instead of 6p transforms)."""
         from qhybrid.qaoa import numba_kernels as nk
@@ -237,24 +240,23 @@ class FusedSweep:
         levels, index, direct = b.levels, b.level_index, b.direct
         psi, psf, lam, laf, sc, scf = b.psi, b.psi_floats, b.lam, b.lam_floats, b.tiles, b.tiles_floats
         zh, zl, pr = b.z_high, b.z_low, b.high_parity
-        dummy = np.zeros(1, dtype=b.cplx)
         hats, pcs = store[:p], [None] + store[p:]  # post-D' states per layer; psi after phase, layers 2..p
         for layer in range(p):
             keep = layer > 0
-            run(nk.fwd_low, psi, psf, k, not keep, index, levels, self._table(gam[layer], dummy), direct,
+            run(nk.fwd_low, psi, psf, k, not keep, index, levels, tables[layer], direct,
                 gam[layer], amp, pcs[layer] if keep else hats[0], keep)
-            dh, dl = self._mixer(bet[layer])
+            dh, dl = mixers[layer]
             run(nk.fwd_high, psi, psf, k, w, dh, dl, pr, sc, scf, hats[layer], True)
         run(nk.fwd_last_low, psi, psf, lam, laf, k, index, levels, direct, nk.LAM_ONLY, b.block_sums)
         e = fold * float(b.block_sums.sum())
         g = np.zeros((2, p))
         first = hats[0]  # an unused state argument of the last bwd_low_stored
         for layer in reversed(range(p)):
-            dh, dl = self._mixer(bet[layer])
+            dh, dl = mixers[layer]
             run(nk.bwd_high_stored, lam, laf, k, w, np.conj(dh), np.conj(dl), zh, zl, pr, hats[layer], sc, scf,
                 b.thread_sums)
             g[1, layer] = 2.0 * fold * b.thread_sums[:run.threads].sum()
-            tc = np.conj(self._table(gam[layer], dummy))
+            tc = np.conj(tables[layer])
             run(nk.bwd_low_stored, lam, laf, k, index, levels, tc, direct, -gam[layer], layer > 0, layer == 0,
                 pcs[layer] if layer else first, amp, b.block_sums)
             g[0, layer] = 2.0 * fold * b.block_sums.sum()
