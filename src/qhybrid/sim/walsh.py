@@ -1,19 +1,19 @@
 """Walsh-Hadamard butterflies and tile copies on the float view of complex states (numba, CPU).
 
-``wht_block(f, start, size)`` transforms every complex bit of the block ``f[start:start+size]``
-(``f`` the float view of a complex array, re/im interleaved, ``size = 2 * 2**k`` floats);
-``wht_range(f, start, size, h0, hmax)`` the float strides ``h0 <= h < hmax`` only;
-``tile_in`` / ``tile_out`` copy a tile of rows between a state and a small buffer. The QAOA
-mixer sweep (:mod:`qhybrid.qaoa.numba_kernels`) is built from these. They are helpers
-called from inside other kernels (not threaded themselves) and trust their inputs.
+:func:`butterflies` gives the address of one compiled entry per float dtype, ``f(p, start, size,
+h0, hmax)`` on the floats at ``p`` (``f`` the float view of a complex array, re/im interleaved):
+the whole transform of the block ``f[start:start+size]`` (``size = 2 * 2**k`` floats) for
+``h0 == 0``, else its float strides ``h0 <= h < hmax``; ``tile_in`` / ``tile_out`` copy a tile
+of rows between a state and a small buffer. The QAOA mixer sweep
+(:mod:`qhybrid.qaoa.numba_kernels`) is built from these; :func:`wht_block` / :func:`wht_range`
+call the entry from Python. They trust their inputs.
 
-A kernel calls them through :func:`butterflies` (one compiled entry per float dtype, passed in as
-an argument and called by address): a kernel that called ``wht_block`` directly would link it,
-and numba optimises and emits every linked function once more inside each caller, so each such
-kernel would spend seconds of its first compilation on the stride chains below.
-
-Call them with non-literal integers (``np.int64(16)``, not ``16``): numba compiles a callee
-anew for every combination of literal arguments, and each copy holds the stride chains below.
+A kernel calls the entry by address (an int64 argument): a kernel that linked the butterflies
+would have numba optimise and emit them once more inside it, seconds of its first compilation
+each. For the same reason the entry's body is the only function that links the stride chains
+(``_any8``, ``_any4``, ``_any2``, each compiled once): the range and block logic around them is
+inlined into it, not a function of its own that would link them again (three levels of linking
+cost about a third of the entry's compilation).
 """
 from __future__ import annotations
 
@@ -49,16 +49,17 @@ STRIDES = {8: (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192),
 @njit(inline="always", **_OPTS)
 def _pass8(f, start, size, h):
     H = np.uint64(h)
+    H2, H3, H4, H5, H6, H7 = _U2 * H, _U3 * H, _U4 * H, _U5 * H, _U6 * H, _U7 * H
     for i in range(np.uint64(start), np.uint64(start + size), np.uint64(8 * h)):
         for j in range(i, i + H):
             x0 = f[j]
             x1 = f[j + H]
-            x2 = f[j + _U2 * H]
-            x3 = f[j + _U3 * H]
-            x4 = f[j + _U4 * H]
-            x5 = f[j + _U5 * H]
-            x6 = f[j + _U6 * H]
-            x7 = f[j + _U7 * H]
+            x2 = f[j + H2]
+            x3 = f[j + H3]
+            x4 = f[j + H4]
+            x5 = f[j + H5]
+            x6 = f[j + H6]
+            x7 = f[j + H7]
             s0 = x0 + x1
             d0 = x0 - x1
             s1 = x2 + x3
@@ -77,31 +78,32 @@ def _pass8(f, start, size, h):
             t7 = d2 - d3
             f[j] = t0 + t4
             f[j + H] = t1 + t5
-            f[j + _U2 * H] = t2 + t6
-            f[j + _U3 * H] = t3 + t7
-            f[j + _U4 * H] = t0 - t4
-            f[j + _U5 * H] = t1 - t5
-            f[j + _U6 * H] = t2 - t6
-            f[j + _U7 * H] = t3 - t7
+            f[j + H2] = t2 + t6
+            f[j + H3] = t3 + t7
+            f[j + H4] = t0 - t4
+            f[j + H5] = t1 - t5
+            f[j + H6] = t2 - t6
+            f[j + H7] = t3 - t7
 
 
 @njit(inline="always", **_OPTS)
 def _pass4(f, start, size, h):
     H = np.uint64(h)
+    H2, H3 = _U2 * H, _U3 * H
     for i in range(np.uint64(start), np.uint64(start + size), np.uint64(4 * h)):
         for j in range(i, i + H):
             x0 = f[j]
             x1 = f[j + H]
-            x2 = f[j + _U2 * H]
-            x3 = f[j + _U3 * H]
+            x2 = f[j + H2]
+            x3 = f[j + H3]
             s0 = x0 + x1
             d0 = x0 - x1
             s1 = x2 + x3
             d1 = x2 - x3
             f[j] = s0 + s1
             f[j + H] = d0 + d1
-            f[j + _U2 * H] = s0 - s1
-            f[j + _U3 * H] = d0 - d1
+            f[j + H2] = s0 - s1
+            f[j + H3] = d0 - d1
 
 
 @njit(inline="always", **_OPTS)
@@ -202,8 +204,8 @@ def _any2(f, start, size, h):
         _pass2(f, start, size, h)
 
 
-@njit(**_OPTS)
-def wht_range(f, start, size, h0, hmax):
+@njit(inline="always", **_OPTS)
+def _range(f, start, size, h0, hmax):
     """Butterflies on float view ``f[start:start+size]`` over float strides ``h0 <= h < hmax``.
 
     Radix 8, then 4, then 2.
@@ -220,8 +222,8 @@ def wht_range(f, start, size, h0, hmax):
         h *= 2
 
 
-@njit(**_OPTS)
-def wht_low3(f, start, size):
+@njit(inline="always", **_OPTS)
+def _low3(f, start, size):
     """Butterflies on complex bits 0..2 (float strides 2, 4, 8): groups of 8 complex in registers."""
     for i in range(start, start + size, 16):
         g = f[i:i + 16]
@@ -263,24 +265,27 @@ def wht_low3(f, start, size):
 _SUB = 2048  # floats per L1 sub-block (16 KiB of float64)
 
 
-@njit(**_OPTS)
-def wht_block(f, start, size):
-    """WHT over all complex bits of the float block ``f[start:start+size]`` (size = 2 * 2**k floats).
-
-    Bits 0..2 in registers, the next bits within L1-sized sub-blocks, the rest across them.
-    """
-    # constants pass as np.int64: a literal argument would compile its own copy of the callee
-    sub = np.int64(_SUB)
-    if size < 16:
-        wht_range(f, start, size, np.int64(2), size)
-        return
-    wht_low3(f, start, size)
-    if size <= _SUB:
-        wht_range(f, start, size, np.int64(16), size)
-        return
-    for s in range(start, start + size, _SUB):
-        wht_range(f, s, sub, np.int64(16), sub)
-    wht_range(f, start, size, sub, size)
+def _butterflies(p, start, size, h0, hmax):
+    """The whole transform of the float block ``p[start:start+size]`` (``h0 == 0``; size = 2 * 2**k
+    floats: bits 0..2 in registers, the next bits within L1-sized sub-blocks, the rest across
+    them), else its float strides ``h0 <= h < hmax``. Every range runs through the one inlined
+    copy of the chains below the loop: this function is the only one that compiles them."""
+    f = carray(p, (start + size,))
+    subs = 0
+    if h0 == 0:
+        if size < 16:
+            h0, hmax = 2, size
+        else:
+            _low3(f, start, size)
+            if size <= _SUB:
+                h0, hmax = 16, size
+            else:
+                subs, h0, hmax = size // _SUB, _SUB, size
+    for i in range(subs + 1):  # the sub-blocks, then the whole (one call site: one copy)
+        s, n, a, b = start, size, h0, hmax
+        if i < subs:
+            s, n, a, b = start + i * _SUB, _SUB, 16, _SUB
+        _range(f, s, n, a, b)
 
 
 @njit(inline="always", **_OPTS)
@@ -340,15 +345,6 @@ if HAVE_NUMBA:
     pointer, call_at = _intrinsics()
 
 
-def _butterflies(p, start, size, h0, hmax):
-    """:func:`wht_block` (``h0 == 0``) or :func:`wht_range` on the floats at ``p``."""
-    f = carray(p, (start + size,))
-    if h0 == 0:
-        wht_block(f, start, size)
-    else:
-        wht_range(f, start, size, h0, hmax)
-
-
 _ENTRIES: dict = {}
 
 
@@ -370,3 +366,23 @@ def butterflies(dtype) -> int:
         entry = _ENTRIES[key] = cfunc(types.void(types.CPointer(real), i64, i64, i64, i64),
                                       cache=True, fastmath=True)(_butterflies)
     return entry.address
+
+
+def wht_block(f, start: int, size: int) -> None:
+    """The whole transform of ``f[start:start+size]`` (``f`` a contiguous float64 or float32 array,
+    ``size = 2 * 2**k`` floats), in place, from Python: :func:`butterflies`' entry with ``h0 = 0``."""
+    _from_python(f, start, size, 0, 0)
+
+
+def wht_range(f, start: int, size: int, h0: int, hmax: int) -> None:
+    """Butterflies on ``f[start:start+size]`` over float strides ``h0 <= h < hmax`` (``h0 >= 2``), in
+    place, from Python: :func:`butterflies`' entry."""
+    _from_python(f, start, size, h0, hmax)
+
+
+def _from_python(f, start, size, h0, hmax) -> None:
+    import ctypes
+
+    i64 = ctypes.c_int64
+    call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, i64, i64, i64, i64)(butterflies(f.dtype))
+    call(f.ctypes.data, int(start), int(size), int(h0), int(hmax))
