@@ -171,3 +171,46 @@ def test_an_unwritable_cache_folder_does_not_stop_the_engine(monkeypatch, tmp_pa
     monkeypatch.setattr(kernel_cache, "_held", {})
     assert kernel_cache.open_cache() == tmp_path / "a-file" / "cache" / kernel_cache.key()
     assert kernel_cache._held == {}
+
+
+HOLD = "import sys, time; sys.stdin.read(); time.sleep(0.2)"  # holds inherited descriptors until told
+
+
+def test_compiling_waits_for_the_process_holding_the_lock(monkeypatch, tmp_path):
+    """A lock taken for a child (hold_compiling, its descriptor passed on) keeps others out until
+    that child exits; then compiling's block runs. The block never runs beside a live holder."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fd = kernel_cache.hold_compiling("entry")
+    assert fd is not None
+    child = subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE, pass_fds=(fd,))
+    os.close(fd)
+    try:
+        assert kernel_cache.hold_compiling("entry") is None  # held by the child alone now
+        assert kernel_cache.hold_compiling("other") is not None  # one lock per name
+        child.stdin.close()  # the child sleeps a little more, then exits
+        with kernel_cache.compiling("entry"):
+            assert child.poll() is not None
+    finally:
+        child.kill()
+        child.wait()
+    with kernel_cache.compiling("entry"):  # free: at once
+        pass
+
+
+def test_compiling_runs_at_once_for_the_holder_it_was_given_to(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fd = kernel_cache.hold_compiling("adopted")
+    monkeypatch.setitem(kernel_cache._compiling, "adopted", fd)  # as kernel_cache.adopt, undone after
+    with kernel_cache.compiling("adopted"):  # its own lock: no wait on itself
+        assert kernel_cache.hold_compiling("adopted") is None
+    os.close(fd)
+
+
+def test_compiling_passes_a_lock_held_too_long(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fd = kernel_cache.hold_compiling("stuck")
+    ran = False
+    with kernel_cache.compiling("stuck", wait=0.05):
+        ran = True
+    assert ran
+    os.close(fd)

@@ -17,14 +17,20 @@ Superseded key folders are pruned by :func:`open_cache` (the engine's start, not
 look): each process holds a shared lock on its key folder's ``.in-use`` file for its lifetime;
 a sibling beyond the :data:`KEEP` most recently used is deleted only when an exclusive lock on
 it can be taken (no live process uses it), and never the current one.
+
+One kernel compiled by several processes at once (two cold jobs, or a child started to compile ahead
+of its parent) is compiled once: :func:`compiling` holds ``.compiling-<name>`` in the key folder
+while a process compiles ``name``; the others wait, then load it from the cache.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import re
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -39,9 +45,11 @@ KERNEL_PACKAGES = ("sim", "qaoa", "qml")
 #: do not recompile each other's kernels at every switch).
 KEEP = 3
 IN_USE = ".in-use"
+COMPILING = ".compiling-"  # + a kernel's name: the lock of :func:`compiling`
 KEY = re.compile(r"kernels-[0-9A-Za-z.+_-]+-[0-9a-f]{16}")
 _PACKAGE = Path(__file__).resolve().parent
 _held: dict[Path, int] = {}  # key folder -> the open file holding its shared lock
+_compiling: dict[str, int] = {}  # name -> the inherited descriptor of its lock this process holds (adopt)
 
 
 @functools.cache
@@ -172,3 +180,64 @@ def _last_used(folder: Path) -> float:
             return folder.stat().st_mtime
         except OSError:
             return 0.0
+
+
+@contextlib.contextmanager
+def compiling(name: str, *, wait: float = 600.0):
+    """The block run while no other process compiles ``name`` (a file name's worth of letters):
+    an exclusive lock on ``cache_dir() / ".compiling-<name>"``, waited for while another process
+    holds it (that process's compile then lands in the cache, for the block to load). A lock still
+    held after ``wait`` seconds, or one that cannot be taken (no ``fcntl``, a folder that cannot be
+    written), is passed over: the block runs anyway."""
+    if name in _compiling:  # held since this process started (adopt)
+        yield
+        return
+    fd = _lock_file(name)
+    try:
+        if fd is not None:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # (closing releases the lock)
+
+
+def hold_compiling(name: str) -> int | None:
+    """:func:`compiling`'s lock on ``name`` taken now, for a process about to be started to hold:
+    pass it the returned file descriptor (``subprocess.Popen(pass_fds=...)``) and close this copy;
+    the lock is then released when that process exits. None when another process holds it or it
+    cannot be taken."""
+    fd = _lock_file(name)
+    if fd is None:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def adopt(name: str, fd: int) -> None:
+    """This process holds ``name``'s lock already, as the file descriptor ``fd`` it was started
+    with (:func:`hold_compiling` in its parent): :func:`compiling` runs its block at once."""
+    _compiling[name] = fd
+
+
+def _lock_file(name: str) -> int | None:
+    if fcntl is None:
+        return None
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder / f"{COMPILING}{name}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None

@@ -55,3 +55,24 @@ def test_sweep_matches_the_reference(stored):
     ref_state = QAOA(g, problem="maxclique", backend="torch").state(x)
     assert sweep.run(x, grad=False, threads=1, store_limit=0) == (pytest.approx(e0, abs=1e-10), None)
     np.testing.assert_allclose(sweep.final_state(), ref_state, atol=1e-10, rtol=0)
+
+
+def test_a_first_sweep_compiles_its_kernels_before_the_entry_and_agrees():
+    """A sweep made before the butterfly entry is loaded (butterflies None) first runs every kernel
+    with no work (the states untouched), then asks for the entry, and gives the same answers."""
+    from qhybrid.qaoa.sweep import _compile_only
+
+    g = random_graph(9, 13, seed=4)
+    x = np.random.default_rng(1).uniform(-1, 1, size=(2, 2))
+    d = cost_diagonal(g, "maxcut")
+    want = FusedSweep(d, symmetric=True, dtype="complex64", block_bits=4).run(x, grad=True, threads=1,
+                                                                              store_limit=2**40)
+    sweep = FusedSweep(d, symmetric=True, dtype="complex64", block_bits=4)
+    b = sweep.buffers
+    b.psi[:], b.lam[:] = 1.0, 2.0
+    sweep._sweep(x, grad=True, run=_compile_only, store_limit=2**40)
+    assert (b.psi == 1.0).all() and (b.lam == 2.0).all()
+    address, b.butterflies = b.butterflies, None
+    e, grad = sweep.run(x, grad=True, threads=1, store_limit=2**40)
+    assert b.butterflies == address and abs(e - want[0]) < 1e-5
+    np.testing.assert_allclose(grad, want[1], atol=1e-5, rtol=0)

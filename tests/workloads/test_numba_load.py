@@ -1,10 +1,14 @@
 """numba's library loaded without its scipy BLAS probe: scipy.linalg stays unloaded, and kernels
-(np.dot included) still compile and agree; scipy is importable afterwards."""
+(np.dot included) still compile and agree; scipy is importable afterwards. The butterfly entry
+compiled ahead by a child process: loaded from the cache, or compiled here when the child fails."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 CHECK = """
 import json, sys
@@ -33,3 +37,53 @@ def test_numba_loads_without_scipy_linalg_and_still_computes():
     got = json.loads(out.stdout.splitlines()[-1])
     assert got["first"] is True and got["again"] is False and got["linalg_loaded"] is False
     assert got["value"] == got["expected"] and got["scipy"] == "scipy.linalg"
+
+
+AHEAD = """
+import json, sys
+import numpy as np
+from qhybrid.workloads import numba_load
+started = numba_load.compile_ahead("complex128")
+children = [c.pid for c in numba_load._children]
+if sys.argv[1] == "kill":  # a child that fails: this process compiles the entry itself
+    numba_load._children[0].kill()
+from qhybrid.sim import walsh
+address = walsh.butterflies(np.float64)  # waits for the child, then loads what it left in the cache
+hits = walsh._ENTRIES["float64"]._cache_hits
+x = np.random.default_rng(5).standard_normal(2**12)
+got = x.copy()
+walsh.wht_block(got, 0, got.size)
+want = x.copy()
+h = 2
+while h < want.size:
+    v = want.reshape(-1, 2, h)
+    a, b = v[:, 0].copy(), v[:, 1].copy()
+    v[:, 0], v[:, 1] = a + b, a - b
+    h *= 2
+numba_load.end_children()
+print(json.dumps({"started": started, "children": children, "hits": hits, "again": numba_load.compile_ahead("complex128"),
+                  "error": float(np.abs(got - want).max()), "left": numba_load._children}))
+"""
+
+
+def _ahead(tmp_path, mode):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", AHEAD, mode], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_entry_compiled_ahead_by_a_child_is_loaded_from_the_cache(tmp_path):
+    got = _ahead(tmp_path, "wait")
+    assert got["started"] is True and len(got["children"]) == 1 and got["left"] == []
+    assert got["hits"] == 1  # loaded, not compiled here
+    assert got["error"] < 1e-9 and got["again"] is False  # in the cache now: no second child
+
+
+@pytest.mark.slow
+def test_a_failing_child_leaves_the_entry_to_this_process(tmp_path):
+    got = _ahead(tmp_path, "kill")
+    assert got["started"] is True and got["hits"] == 0  # compiled here
+    assert got["error"] < 1e-9 and got["left"] == []

@@ -69,7 +69,9 @@ class Buffers:
     block_sums: np.ndarray  # one partial sum per block (energy, gamma gradients)
     thread_sums: np.ndarray  # one partial sum per thread (beta gradients)
     counter: np.ndarray  # the shared work counter threads take blocks and tiles from
-    butterflies: object  # walsh.butterflies(real): the compiled Walsh-Hadamard entry the kernels call
+    # walsh.butterflies(real), the compiled Walsh-Hadamard entry the kernels call; None until the first
+    # sweep when this process has not loaded it yet (FusedSweep.run compiles the kernels first)
+    butterflies: int | None
     stores: list = field(default_factory=list)  # extra states of the stored-state sweep, grown on demand
 
 
@@ -113,8 +115,23 @@ def plan(diagonal: CostDiagonal, *, symmetric: bool, dtype: str, block_bits: int
         z_high=zh, z_low=zl, high_parity=(pop_r & 1).astype(np.uint8),
         fold=2.0 if symmetric else 1.0, half=half,
         block_sums=np.zeros(half >> k), thread_sums=np.zeros(nt), counter=np.zeros(1, dtype=np.int64),
-        butterflies=walsh.butterflies(real),
+        butterflies=walsh.butterflies(real) if walsh.loaded(real) else None,
     )
+
+
+def _compile_only(kernel, *args) -> None:
+    """A sweep's launcher that compiles (or loads) each kernel without running it: its work counter
+    starts past the last block and tile, so it takes none, calls no butterflies (the address is 0)
+    and leaves every state as it was (a per-thread sum of nothing at most).
+
+    The first sweep of a process runs this way before it asks for the butterfly entry, so that
+    the kernels compile here while a process compiling the entry ahead (``kernel_cache.compiling``)
+    finishes it."""
+    kernel(*args, 0, _DONE, 0)
+
+
+_compile_only.threads = 1
+_DONE = np.array([1 << 62], dtype=np.int64)  # a work counter past every block and tile
 
 
 class FusedSweep:
@@ -189,10 +206,18 @@ class FusedSweep:
     def run(self, a: np.ndarray, *, grad: bool, threads: int, store_limit: int):
         """``(energy, gradient (2, p) or None)`` for parameters ``a = [gammas, betas]``: the
         stored-state sweep when its states fit ``store_limit`` bytes, else the un-apply sweep."""
+        b = self.buffers
+        if b.butterflies is None:  # this process's first sweep of this dtype: kernels, then the entry
+            self._sweep(a, grad=True, run=_compile_only, store_limit=store_limit)
+            from qhybrid.sim import walsh
+
+            b.butterflies = walsh.butterflies(b.real)
+        return self._sweep(a, grad=grad, run=self._launcher(threads), store_limit=store_limit)
+
+    def _sweep(self, a: np.ndarray, *, grad: bool, run, store_limit: int):
         from qhybrid.qaoa import numba_kernels as nk
 
         b = self.buffers
-        run = self._launcher(threads)
         n, k, w, half, fold = self.n, b.low_bits, b.tile_width, b.half, b.fold
         gam, bet = a[0], a[1]
         p = gam.shape[0]

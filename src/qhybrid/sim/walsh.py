@@ -348,23 +348,38 @@ if HAVE_NUMBA:
 _ENTRIES: dict = {}
 
 
+def entry_name(dtype) -> str:
+    """The name :func:`butterflies` compiles ``dtype``'s entry under (``kernel_cache.compiling``):
+    a process compiling it ahead holds that lock (``workloads/numba_load.compile_ahead``)."""
+    return f"butterflies-{np.dtype(dtype).name}"
+
+
+def loaded(dtype) -> bool:
+    """Whether :func:`butterflies` has ``dtype``'s entry in this process already (no waiting)."""
+    return np.dtype(dtype).name in _ENTRIES
+
+
 def butterflies(dtype) -> int:
     """The address of the compiled entry ``f(p, start, size, h0, hmax)`` for float ``dtype``
-    (``np.float64`` or ``np.float32``): :func:`wht_block` on ``p[start:start+size]`` when
-    ``h0 == 0``, else :func:`wht_range`; ``p = pointer(a)`` of a float array, the integers
-    int64. A kernel takes the address as an int64 argument and calls it with
+    (``np.float64`` or ``np.float32``): the whole transform of ``p[start:start+size]`` when
+    ``h0 == 0``, else its strides ``h0 <= h < hmax``; ``p = pointer(a)`` of a float array, the
+    integers int64. A kernel takes the address as an int64 argument and calls it with
     ``call_at(address, p, ...)``, so the chains are compiled once, not once in every kernel
     (and the kernel stays cacheable: the address is data). Compiled (or loaded from the cache)
-    on first use per dtype."""
+    on first use per dtype; while another process compiles it (``kernel_cache.compiling``), it
+    waits, then loads that process's from the cache (or compiles it here if there is none)."""
     key = np.dtype(dtype).name
     entry = _ENTRIES.get(key)
     if entry is None:
         from numba import cfunc, types
 
+        from qhybrid import kernel_cache
+
         real = types.float64 if key == "float64" else types.float32
         i64 = types.int64
-        entry = _ENTRIES[key] = cfunc(types.void(types.CPointer(real), i64, i64, i64, i64),
-                                      cache=True, fastmath=True)(_butterflies)
+        with kernel_cache.compiling(entry_name(key)):
+            entry = _ENTRIES[key] = cfunc(types.void(types.CPointer(real), i64, i64, i64, i64),
+                                          cache=True, fastmath=True)(_butterflies)
     return entry.address
 
 

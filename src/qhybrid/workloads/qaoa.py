@@ -339,14 +339,26 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     bitstring's), ``iterations``, ``converged`` (per stage), ``energies`` and ``layers`` (per
     iteration), ``iteration_seconds``, ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
     """
+    from qhybrid.devices import resolve
+    from qhybrid.workloads import numba_load
+
+    numba = resolve(device_string).kernels == "numba"
+    if numba:  # first thing: the child's compilation overlaps everything here up to the kernels'
+        numba_load.compile_ahead(settings.dtype)
+    try:
+        return _run(settings, device_string=device_string, graph=graph, numba=numba)
+    finally:
+        numba_load.end_children()
+
+
+def _run(settings: Settings, *, device_string: str, graph, numba: bool) -> dict:
     import qhybrid.jobs as jobs
     from qhybrid.workloads import qaoa_optimize as opt
     from qhybrid.workloads import qaoa_report as report
 
-    from qhybrid.devices import resolve
     from qhybrid.qaoa.problem import as_graph
 
-    _set_threads(torch_too=resolve(device_string).kernels != "numba")
+    _set_threads(torch_too=not numba)
     graph = load_graph(settings, jobs.input_dir("input-graph")) if graph is None else as_graph(graph)
     sim = make_simulator(graph, settings, device_string)
 
