@@ -87,3 +87,32 @@ def test_a_failing_child_leaves_the_entry_to_this_process(tmp_path):
     got = _ahead(tmp_path, "kill")
     assert got["started"] is True and got["hits"] == 0  # compiled here
     assert got["error"] < 1e-9 and got["left"] == []
+
+
+ORPHAN = """
+import os, sys
+from qhybrid.jobs import procs
+from qhybrid.workloads import numba_load
+assert numba_load.compile_ahead("complex64")
+child = numba_load._children[0].pid
+print(child, procs.start_time(child), flush=True)
+os._exit(0)  # without end_children: the child must not outlive this process
+"""
+
+
+def test_the_child_dies_with_its_parent(tmp_path):
+    import time
+
+    from qhybrid.jobs import procs
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    # (stderr not a pipe: the child inherits it, and a pipe would be read until the child ends too)
+    out = subprocess.run([sys.executable, "-c", ORPHAN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0
+    pid, started = out.stdout.split()
+    deadline = time.monotonic() + 5  # (the child's own compilation takes longer than this)
+    while procs.alive(int(pid), started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not procs.alive(int(pid), started)
