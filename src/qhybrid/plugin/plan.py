@@ -147,12 +147,18 @@ def _op_key(op) -> tuple:
     make = _KEYED.get(op.name)
     if make is not None:
         return make(op)
+    return op.name, op_wire_labels(op)
+
+
+def op_wire_labels(op) -> tuple:
+    """``op.wires.labels``, a tuple (hashed and compared in C, unlike ``Wires``); a controlled
+    operation's from its parts (its ``wires`` is built anew at each access, ~20 us a CNOT)."""
     controlled = _CONTROLLED.get(type(op))
     if controlled is None:
         controlled = _CONTROLLED[type(op)] = isinstance(op, Controlled)
-    if controlled:  # a controlled op's ``wires`` is built anew at each access (~20 us a CNOT)
-        return op.name, op.hyperparameters["control_wires"], op.base.wires
-    return op.name, op.wires
+    if controlled:
+        return op.hyperparameters["control_wires"].labels + op.base.wires.labels
+    return op.wires.labels
 
 
 _CONTROLLED: dict = {}  # operation type -> whether it is a Controlled (isinstance costs microseconds)

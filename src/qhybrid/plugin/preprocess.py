@@ -9,6 +9,13 @@ derivatives, trainable gates are decomposed to single-parameter gates with
 a generator, only expectation values are allowed, and broadcast tapes are
 expanded (PennyLane's interfaces expect one Jacobian per scalar parameter;
 the engine's own ``adjoint_jacobian`` differentiates whole batches at once).
+
+The pipeline runs at every QNode call on a fresh tape, so its common case is cheap: the wires
+are checked from each operation's own wires (``tape.wires`` builds a ``Wires`` per controlled
+gate and merges them all, about a millisecond at 14 qubits), the decomposition is skipped when
+every operation passes its stopping condition (which answers from the gate's name when it can),
+and a tape whose parameters are all scalars is not broadcast (``tape.batch_size`` walks every
+parameter through PennyLane's dispatch); anything else goes through PennyLane's own transforms.
 """
 from __future__ import annotations
 
@@ -22,15 +29,17 @@ from pennylane.devices.preprocess import (
     validate_measurements,
     validate_observables,
 )
+from pennylane.devices.preprocess import null_postprocessing
 from pennylane.measurements import ExpectationMP, SampleMeasurement, StateMeasurement
 from pennylane.operation import StatePrepBase
+from pennylane.ops import Snapshot
 from pennylane.transforms import broadcast_expand, defer_measurements
 from pennylane.transforms.core import CompilePipeline, transform
 
 from ..errors import OperationError, WireError
 from ..sim.gates import GATES
 from .convert import _native
-from .plan import evolution_gates
+from .plan import evolution_gates, op_wire_labels
 
 #: Operations with a matrix that run as one dense block when not in the table.
 _MATRIX_OK = {"MultiControlledX", "ControlledQubitUnitary", "QFT", "OrbitalRotation", "ECR", "SISWAP",
@@ -64,10 +73,18 @@ def supports_operation(op) -> bool:
     return False
 
 
+#: Table gates that pass the adjoint stopping condition whatever their parameters: no
+#: parameter, one with a generator, or ``Rot`` (written as RZ RY RZ by the tape plan).
+_ADJOINT_OK = frozenset(name for name, g in GATES.items()
+                        if g.num_params == 0 or (g.num_params == 1 and g.generator is not None) or name == "Rot")
+
+
 def supports_adjoint_operation(op) -> bool:
     """Trainable gates must be single-parameter table gates with a generator (``Rot`` too: the
     tape conversion writes it as RZ RY RZ; an ``ApproxTimeEvolution`` with only its time
     trainable)."""
+    if op.name in _ADJOINT_OK:
+        return True
     if op.name == "ApproxTimeEvolution":
         return _evolution_ok(op, time_trainable=True)
     if not supports_operation(op):
@@ -78,14 +95,63 @@ def supports_adjoint_operation(op) -> bool:
     return nat is not None and op.num_params == 1 and GATES[nat[0]].generator is not None
 
 
+def _tape_wire_labels(tape) -> dict:
+    """The wire labels of ``tape``'s operations and measurements, in order of appearance (as
+    ``tape.wires``, without building its ``Wires``)."""
+    labels = {}
+    for op in tape.operations:
+        labels.update(dict.fromkeys(op_wire_labels(op)))
+    for m in tape.measurements:
+        labels.update(dict.fromkeys(m.wires.labels))
+    return labels
+
+
 @transform
-def validate_wires_inside(tape, wires, name="qhybrid"):
-    """Raise qhybrid WireError for wires outside the device."""
-    if wires is not None:
-        extra = [w for w in tape.wires if w not in wires]
-        if extra:
-            raise WireError(f"{name}: wires {extra} are not on the device; device wires are {list(wires)}")
-    return (tape,), lambda r: r[0]
+def validate_wires(tape, wires, name="qhybrid"):
+    """Raise qhybrid WireError for wires outside the device; then PennyLane's
+    ``validate_device_wires`` where it has work to do (no device wires, a measurement or a
+    ``Snapshot`` to be given the device's wires), else the tape as it is."""
+    if wires is None:
+        return validate_device_wires(tape, wires, name=name)
+    allowed = set(wires.labels)
+    labels = _tape_wire_labels(tape)
+    extra = [w for w in labels if w not in allowed]
+    if extra:
+        raise WireError(f"{name}: wires {extra} are not on the device; device wires are {list(wires)}")
+    if any(not m.obs and not m.wires for m in tape.measurements) or \
+            any(isinstance(op, Snapshot) for op in tape.operations):
+        return validate_device_wires(tape, wires, name=name)
+    return (tape,), null_postprocessing
+
+
+@transform
+def decompose_unsupported(tape, stopping_condition, name="qhybrid", device_wires=None):
+    """PennyLane's ``decompose`` (initial state preparation kept) when an operation fails
+    ``stopping_condition``, else the tape as it is (``decompose`` counts the work wires first,
+    building ``tape.wires``)."""
+    ops = tape.operations
+    skip = 1 if ops and isinstance(ops[0], StatePrepBase) else 0
+    if all(stopping_condition(op) for op in ops[skip:]):
+        return (tape,), null_postprocessing
+    return decompose(tape, stopping_condition=stopping_condition, name=name, skip_initial_state_prep=True,
+                     device_wires=device_wires)
+
+
+def _scalar(d) -> bool:
+    if type(d) is float:
+        return True
+    nd = getattr(d, "ndim", None)
+    return (qml.math.ndim(d) if nd is None else nd) == 0
+
+
+@transform
+def expand_broadcast(tape):
+    """PennyLane's ``broadcast_expand`` when some operation parameter is not a scalar (it may
+    carry a batch axis), else the tape as it is: with scalar parameters only, nothing is
+    broadcast (a batch axis is one dimension more than the parameter's own)."""
+    if all(_scalar(d) for op in tape.operations for d in op.data):
+        return (tape,), null_postprocessing
+    return broadcast_expand(tape)
 
 
 @transform
@@ -146,13 +212,12 @@ def device_pipeline(device, config) -> CompilePipeline:
     """The compile pipeline of ``device`` for ``config`` (see module docstring)."""
     name = device.name
     prog = CompilePipeline()
-    prog.add_transform(validate_wires_inside, device.wires, name=name)
-    prog.add_transform(validate_device_wires, device.wires, name=name)
+    prog.add_transform(validate_wires, device.wires, name=name)
     prog.add_transform(defer_measurements, allow_postselect=False)
     adjoint = config.gradient_method in ("adjoint", "device")
     # one decomposition pass: with adjoint, straight to single-parameter trainable gates
-    prog.add_transform(decompose, stopping_condition=supports_adjoint_operation if adjoint else supports_operation,
-                       name=name, skip_initial_state_prep=True, device_wires=device.wires)
+    prog.add_transform(decompose_unsupported, supports_adjoint_operation if adjoint else supports_operation,
+                       name=name, device_wires=device.wires)
     prog.add_transform(validate_unitaries)
     prog.add_transform(validate_measurements, analytic_measurements=_analytic_ok,
                        sample_measurements=_sample_ok, name=name)
@@ -166,12 +231,12 @@ def add_adjoint_transforms(prog, *, name, device_wires=None, decomposed=False):
     """The adjoint-specific checks (also used by ``supports_derivatives``)."""
     prog.add_transform(no_sampling, name=f"adjoint + {name}")
     if not decomposed:
-        prog.add_transform(decompose, stopping_condition=supports_adjoint_operation, name=f"adjoint + {name}",
-                           skip_initial_state_prep=True, device_wires=device_wires)
+        prog.add_transform(decompose_unsupported, supports_adjoint_operation, name=f"adjoint + {name}",
+                           device_wires=device_wires)
     prog.add_transform(validate_observables, lambda o: o.pauli_rep is not None or o.has_matrix,
                        name=f"adjoint + {name}")
     prog.add_transform(expvals_only, name=name)
     # PennyLane's ML interfaces pair device Jacobians with scalar parameters, so a QNode's
     # broadcast tape is expanded here; the engine's adjoint_jacobian itself is batched.
-    prog.add_transform(broadcast_expand)
+    prog.add_transform(expand_broadcast)
     prog.add_transform(validate_adjoint_trainable_params)

@@ -87,9 +87,10 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         cols, T = _columns(ops)
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
+    mats = plan.layer_matrices(ops)  # the layers' gates: bound by the forward pass, read by the sweep
     if state is None:
         ket = final_state(circuit, dtype=dtype, device=device, fast=fast, cache=cache, n_states=1,
-                          out=None if work is None else work[1], plan=plan)
+                          out=None if work is None else work[1], plan=plan, matrices=mats)
     elif work is not None:
         ket = work[1].copy_(state)
     else:
@@ -130,11 +131,11 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
             bras = list(bra_all)
             pending = None
         if product:
-            product_step(seg, ops, cols, bras, jac, n)
+            product_step(seg, ops, cols, bras, jac, n, mats.get(s))
             break
         if layer:
             new_bra_all, new_ket = layer_step(seg, ops, cols, bra_all, ket, jac, n, undo=s > first,
-                                              perm=pending, spare=spare)
+                                              perm=pending, spare=spare, mats=mats.get(s))
             if new_ket is not ket:  # the states moved to the spare buffers, which take the old ones
                 spare = (bra_all, ket)
                 bra_all, ket = new_bra_all, new_ket

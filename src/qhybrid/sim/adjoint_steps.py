@@ -54,13 +54,15 @@ def fused_step(bras, ket, step, gen, n):
     return out
 
 
-def layer_runs(runs, ops, cols):
+def layer_runs(runs, ops, cols, mats=None):
     """A layer segment's runs (``((wire, op indices), ...)``): ``(wires, S, derivs)``, each wire's run
     ``S = g_m ... g_1`` ((R, P, 2, 2) complex128, P = 1 or the batch) and ``derivs`` None (nothing
     trainable) or ``(runs, columns, M)``: per trainable gate k its run, its Jacobian column and
     ``M_k = S_k G S_k^+`` ((D, P, 2, 2)) with ``S_k = g_m ... g_{k+1}`` (see :func:`layer_step`).
-    Every product is taken for all runs at once, position by position."""
-    mats = run_matrices(runs, ops)  # (R, L, P, 2, 2)
+    Every product is taken for all runs at once, position by position (``mats``: the runs'
+    :func:`~qhybrid.sim.bind.run_matrices` when the caller has them, e.g. from the forward pass)."""
+    if mats is None:
+        mats = run_matrices(runs, ops)  # (R, L, P, 2, 2)
     L = mats.shape[1]
     after = np.empty_like(mats)  # after[:, j] = g_L ... g_{j+1}
     after[:, L - 1] = np.eye(2)
@@ -89,7 +91,7 @@ def run_derivatives(derivs, ov, jac) -> None:
     jac[:, columns, :] = torch.from_numpy(np.ascontiguousarray((-2.0 * val.imag).transpose(0, 2, 1)))
 
 
-def layer_step(seg, ops, cols, bra_all, ket, jac, n, *, undo=True, perm=None, spare=None):
+def layer_step(seg, ops, cols, bra_all, ket, jac, n, *, undo=True, perm=None, spare=None, mats=None):
     """Backward step over a layer segment ``seg`` (1-qubit gates), on planes (:mod:`.fastplanar`), in the passes
     of :func:`~qhybrid.sim.apply.layer_passes` (gates on different wires commute, so each pass
     takes its own wires).
@@ -103,9 +105,10 @@ def layer_step(seg, ops, cols, bra_all, ket, jac, n, *, undo=True, perm=None, sp
     every derivative of it comes from the wire's cross term ``R[a, b] = sum ket_a conj(bra_b)``,
     accumulated in the same pass: for gate k with generator G,
     ``<bra|S G S^+|ket> = tr(S G S^+ R^T)`` with ``S = g_m ... g_{k+1}``. With ``undo`` false (no
-    trainable gate before the layer) only the cross terms are read, nothing is undone."""
+    trainable gate before the layer) only the cross terms are read, nothing is undone. ``mats``:
+    the layer's run matrices when the caller has them (:func:`layer_runs`)."""
     N = ket.shape[1]
-    wires, whole, derivs = layer_runs(seg.runs, ops, cols)
+    wires, whole, derivs = layer_runs(seg.runs, ops, cols, mats)
     invs = whole.conj().transpose(0, 1, 3, 2).astype(ket.numpy().dtype)
     strides = np.array([1 << (n - 1 - w) for w in wires], dtype=np.int64)
     src = (bra_all.numpy(), ket.numpy())
@@ -142,7 +145,7 @@ def _all_but_one(x: np.ndarray, factors: np.ndarray) -> np.ndarray:
     return np.stack([np.einsum("a,abc,c->b", before[r], x.reshape(2**r, 2, -1), after[r]) for r in range(k)])
 
 
-def product_step(seg, ops, cols, bras, jac, n) -> None:
+def product_step(seg, ops, cols, bras, jac, n, mats=None) -> None:
     """Backward step over the first segment, a layer of 1-qubit gates on |0...0>: the
     state after them is the product ``(x)_w phi_w`` (``phi_w = S_w|0>``, S_w the wire's run), so
     the cross terms need no ket and no pass of the planar kernels: ``R_w[a, b] = phi_w[a]
@@ -151,8 +154,9 @@ def product_step(seg, ops, cols, bras, jac, n) -> None:
     gives the low wires' ``c_w`` and one ``M Phi_L^*`` the high wires' (two passes of reads
     over each bra, instead of two read passes over bra and ket in the planes), each finished
     on a 2**(n/2) vector (numpy on the bras' own memory, in ``einsum``'s own loops: a
-    threaded BLAS call on a 64 x 64 matrix costs milliseconds on a busy machine)."""
-    wires, whole, derivs = layer_runs(seg.runs, ops, cols)
+    threaded BLAS call on a 64 x 64 matrix costs milliseconds on a busy machine; ``mats`` as in
+    :func:`layer_step`)."""
+    wires, whole, derivs = layer_runs(seg.runs, ops, cols, mats)
     P, Mo, B = whole.shape[1], len(bras), bras[0].shape[0]
     phis = np.zeros((P, n, 2), dtype=np.complex128)
     phis[:, :, 0] = 1.0  # |0> on the wires without gates

@@ -41,8 +41,27 @@ def run_matrices(runs, ops) -> np.ndarray:
     """``(R, L, P, 2, 2)`` complex128 for ``runs`` ``((wire, op indices), ...)``: gate ``j`` of run
     ``r`` at ``[r, j]`` (circuit order), the identity past a run's end; ``L`` the longest run,
     ``P`` 1 or the broadcast batch. All the runs' matrices are built in one batch."""
+    return _arranged(gate_matrix_stack([ops[k] for _, idx in runs for k in idx], 1), runs)
+
+
+def layers_run_matrices(layers, ops) -> list:
+    """:func:`run_matrices` of each entry of ``layers`` (a list of ``runs``), the matrices of all
+    of them built in one batch (a circuit's layers cost a few numpy calls, not a few each), or
+    layer by layer when a parameter is broadcast (each layer keeps its own ``P``)."""
+    mats = gate_matrix_stack([ops[k] for runs in layers for _, idx in runs for k in idx], 1)
+    if mats.shape[1] != 1:
+        return [run_matrices(runs, ops) for runs in layers]
+    out, start = [], 0
+    for runs in layers:
+        stop = start + sum(len(idx) for _, idx in runs)
+        out.append(_arranged(mats[start:stop], runs))
+        start = stop
+    return out
+
+
+def _arranged(mats: np.ndarray, runs) -> np.ndarray:
+    """The ``(K, P, 2, 2)`` matrices of ``runs``' gates (in order) as :func:`run_matrices`' array."""
     lengths = [len(idx) for _, idx in runs]
-    mats = gate_matrix_stack([ops[k] for _, idx in runs for k in idx], 1)
     R, L = len(runs), max(lengths)
     if all(m == L for m in lengths):
         return mats.reshape((R, L) + mats.shape[1:])
@@ -60,10 +79,11 @@ def run_products(mats: np.ndarray) -> np.ndarray:
     return out
 
 
-def layer_step(runs, ops, *, dtype, device):
+def layer_step(runs, ops, *, dtype, device, mats=None):
     """The step of 1-qubit gates on distinct wires, ``runs`` ``((wire, op indices), ...)``: a
-    :class:`Dense` for one wire, else a :class:`Layer`."""
-    mats = np.ascontiguousarray(run_products(run_matrices(runs, ops)))
+    :class:`Dense` for one wire, else a :class:`Layer` (``mats``: their :func:`run_matrices`
+    when the caller has them)."""
+    mats = np.ascontiguousarray(run_products(run_matrices(runs, ops) if mats is None else mats))
     if len(runs) == 1:
         return Dense((runs[0][0],), torch.from_numpy(mats[0]).to(device=device, dtype=dtype))
     return Layer(tuple(w for w, _ in runs), torch.from_numpy(mats).to(device=device, dtype=dtype))

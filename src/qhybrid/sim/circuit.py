@@ -120,6 +120,8 @@ class Circuit:
         sizes = []
         for op in self.operations:
             for p in op.params:
+                if type(p) is float:  # the common case, without numpy's dispatch
+                    continue
                 nd = np.ndim(p)
                 if op.name == "QubitUnitary":
                     nd -= 2

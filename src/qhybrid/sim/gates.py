@@ -304,7 +304,8 @@ def gate_matrix_stack(ops, k: int) -> np.ndarray:
     other = []
     for i, op in enumerate(ops):
         ps = op.params
-        if all(isinstance(p, float) for p in ps):  # float and numpy's float64
+        # float and numpy's float64 (one parameter, the common case, without a generator)
+        if isinstance(ps[0], float) if len(ps) == 1 else all(isinstance(p, float) for p in ps):
             g = groups.get((op.name, op.adjoint))
             if g is None:
                 g = groups[(op.name, op.adjoint)] = ([], [])

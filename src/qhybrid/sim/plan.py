@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from .circuit import Operation
-from .bind import diagonal_product, diagonal_steps, layer_step, permutation_step, step_for
+from .bind import diagonal_product, diagonal_steps, layer_step, layers_run_matrices, permutation_step, step_for
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +53,11 @@ class Segment:
     swaps: tuple = ()
     tables: Any = None
 
-    def bind(self, operations, n: int, *, dtype, device, cache=None) -> list:
-        """This segment's steps with the parameters of ``operations`` (indexed as the plan's)."""
+    def bind(self, operations, n: int, *, dtype, device, cache=None, mats=None) -> list:
+        """This segment's steps with the parameters of ``operations`` (indexed as the plan's;
+        ``mats``: a layer's run matrices, :meth:`Plan.layer_matrices`, when the caller has them)."""
         if self.kind == "layer":
-            return [layer_step(self.runs, operations, dtype=dtype, device=device)]
+            return [layer_step(self.runs, operations, dtype=dtype, device=device, mats=mats)]
         if self.kind == "ladder":
             return [permutation_step(self.swaps, self.tables, dtype=dtype, device=device)]
         block = [operations[k] for k in self.ops]
@@ -108,15 +109,29 @@ class Plan:
         pairs = [column[k] for k, op in enumerate(ops) if op.trainable]
         return (np.array([p[0] for p in pairs], dtype=np.int64), np.array([p[1] for p in pairs], dtype=np.float64))
 
-    def bind(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
-        """Per segment, the list of its steps with the parameters of ``operations`` (a list of the
-        plan's structure; ``cache`` keeps phase-lookup indices)."""
-        ops = self.operations(operations)
-        return [s.bind(ops, self.n_wires, dtype=dtype, device=device, cache=cache) for s in self.segments]
+    def layer_matrices(self, ops) -> dict:
+        """``{segment index: run matrices}`` (:func:`~qhybrid.sim.bind.run_matrices`) of the layer
+        segments, for the operations :meth:`operations` gives, built in one batch: the forward
+        pass binds its layers with them and the adjoint sweep reads each layer's gates from them."""
+        where = [i for i, s in enumerate(self.segments) if s.kind == "layer"]
+        if not where:
+            return {}
+        return dict(zip(where, layers_run_matrices([self.segments[i].runs for i in where], ops)))
 
-    def steps(self, operations, *, dtype=torch.complex128, device="cpu", cache=None) -> list:
+    def bind(self, operations, *, dtype=torch.complex128, device="cpu", cache=None, matrices=None) -> list:
+        """Per segment, the list of its steps with the parameters of ``operations`` (a list of the
+        plan's structure; ``cache`` keeps phase-lookup indices; ``matrices``: the
+        :meth:`layer_matrices` of these operations when the caller has them)."""
+        ops = self.operations(operations)
+        if matrices is None:
+            matrices = self.layer_matrices(ops)
+        return [s.bind(ops, self.n_wires, dtype=dtype, device=device, cache=cache, mats=matrices.get(i))
+                for i, s in enumerate(self.segments)]
+
+    def steps(self, operations, *, dtype=torch.complex128, device="cpu", cache=None, matrices=None) -> list:
         """Every bound step, in order (:meth:`bind` flattened)."""
-        return [st for seg in self.bind(operations, dtype=dtype, device=device, cache=cache) for st in seg]
+        return [st for seg in self.bind(operations, dtype=dtype, device=device, cache=cache, matrices=matrices)
+                for st in seg]
 
 
 def _merged(entry, ops) -> Operation:

@@ -42,16 +42,18 @@ def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int |
 
 
 def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
-                cache=None, n_states: int = 2, out: torch.Tensor | None = None, plan=None) -> torch.Tensor:
+                cache=None, n_states: int = 2, out: torch.Tensor | None = None, plan=None,
+                matrices=None) -> torch.Tensor:
     """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
     the caller keeps between calls) the run starts there; the state returned may be ``out`` or
     the spare buffer from ``cache`` (which then keeps ``out`` instead). ``plan``: the circuit's
-    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says)."""
+    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says);
+    ``matrices``: its :meth:`~qhybrid.sim.plan.Plan.layer_matrices` when the caller has them."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
     if plan is None:
         plan = build_plan(circuit.operations, n, fuse=fuse)
-    steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache)
+    steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache, matrices=matrices)
     return run_steps(circuit, steps, dtype=dtype, device=device, fast=fast, cache=cache, out=out)
 
 
