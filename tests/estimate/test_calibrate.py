@@ -13,7 +13,7 @@ def test_bandwidth_probe_measures_something():
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],
-            "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0]}
+            "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25]}
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_calibration_is_cached_by_machine_and_read_back(fake_measurements, _isol
     assert calibrate.cache_path() == _isolated_home / "calibration.json"
     stored = json.loads(calibrate.cache_path().read_text())
     assert list(stored) == [calibrate.machine_key()] and first.cpu_model in calibrate.machine_key()
-    assert (first.qaoa_serial_gflops, first.qml_gflops) == (3.0, 9.0)
+    assert (first.qaoa_serial_gflops, first.qml_gflops, first.qml_eval_s) == (3.0, 9.0, 1e-3)
 
     again = calibrate.local_calibration()  # from the cache: nothing measured
     assert again == first and len(measured) == 3
