@@ -297,7 +297,7 @@ def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cach
     (:func:`qhybrid.estimate.model.qml_fixed_seconds`), over its arithmetic, divided by the threads
     the kernels kept busy (``work.qml_split``), so the model can give an instance's cores and
     another batch the threads they would get. An evaluation's fixed part is its time at 4 wires
-    less its arithmetic there (at the smallest state's rate), hand-offs and copies.
+    less its arithmetic there (at the 8-wire rate, which the model holds below 8), hand-offs and copies.
     """
     from qhybrid.estimate.model import qml_fixed_seconds
 
@@ -315,7 +315,7 @@ def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cach
     rates = [qml_work(n, QML_BATCH).flops / max(1e-9, rest(n) - step_s) / qml_threads(n, QML_BATCH, cores) / 1e9
              for n in QML_SIZES[1:]]
     ev = qml_eval_work(QML_SIZES[0], QML_EVAL)
-    eval_fixed = max(0.0, eval_s - fixed(ev, QML_SIZES[0], QML_EVAL, True) - ev.flops / rate)
+    eval_fixed = max(0.0, eval_s - fixed(ev, QML_SIZES[0], QML_EVAL, True) - ev.flops / (rates[0] * 1e9))
     return (step_s, *rates, eval_fixed)
 
 
@@ -394,7 +394,7 @@ NOMINAL = {
     "qaoa_serial_gflops": 0.090, "qaoa_parallel_small_gflops": 0.094, "qaoa_parallel_gflops": 0.131,
     "qaoa_parallel_large_gflops": 0.153, "qml_small_gflops": 0.094, "qml_mid_gflops": 0.125,
     "qml_gflops": 0.148, "qml_large_gflops": 0.248,  # per busy thread: fractions of one core's peak
-    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 4.5e-3, "qml_eval_s": 1.5e-3, "pool_wake_s": 3e-5,
+    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 3.4e-3, "qml_eval_s": 1.2e-3, "pool_wake_s": 3e-5,
     "pool_submit_s": 6e-6, "fresh_s_per_gb": 1.2,
 }
 NOMINAL_GHZ = 2.45
