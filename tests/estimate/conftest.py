@@ -14,8 +14,8 @@ def fixed_calibration() -> Calibration:
                        bandwidth_gbs=50.0, thread_bandwidth_gbs=25.0, cache_bandwidth_gbs=60.0,
                        qaoa_iteration_s=1.2e-4, qaoa_call_s=1.6e-5, qaoa_serial_gflops=3.6,
                        qaoa_parallel_small_gflops=5.0, qaoa_parallel_gflops=6.5,
-                       qaoa_parallel_large_gflops=7.5, qml_step_s=5e-3, qml_small_gflops=2.5, qml_mid_gflops=1.0,
-                       qml_gflops=2.5, qml_large_gflops=2.2, pool_wake_s=2e-5, pool_submit_s=5e-6, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
+                       qaoa_parallel_large_gflops=7.5, qml_step_s=5e-3, qml_eval_s=1.5e-3, qml_small_gflops=2.5, qml_mid_gflops=1.0,
+                       qml_gflops=2.5, qml_large_gflops=2.2, pool_wake_s=2e-5, pool_submit_s=5e-6, fresh_s_per_gb=1.2, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
 
 
 @pytest.fixture

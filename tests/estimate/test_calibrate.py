@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from qhybrid.estimate import calibrate
+from qhybrid.estimate import calibrate, calibrate_qml
 
 
 def test_bandwidth_probe_measures_something():
@@ -13,7 +13,7 @@ def test_bandwidth_probe_measures_something():
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],
-            "calibrate.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0]}
+            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25]}
 
 
 @pytest.fixture
@@ -33,13 +33,13 @@ def fake_measurements(monkeypatch):
 def test_calibration_is_cached_by_machine_and_read_back(fake_measurements, _isolated_home):
     measured = fake_measurements
     first = calibrate.local_calibration()
-    assert measured == ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate.measure_qml"]
+    assert measured == ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate_qml.measure_qml"]
     assert not first.nominal and (first.pool_wake_s, first.pool_submit_s) == (2e-5, 5e-6) and first.qaoa_iteration_s == 1e-4
     assert first.cache_bandwidth_gbs == 40.0 and first.thread_bandwidth_gbs == 20.0
     assert calibrate.cache_path() == _isolated_home / "calibration.json"
     stored = json.loads(calibrate.cache_path().read_text())
     assert list(stored) == [calibrate.machine_key()] and first.cpu_model in calibrate.machine_key()
-    assert (first.qaoa_serial_gflops, first.qml_gflops) == (3.0, 9.0)
+    assert (first.qaoa_serial_gflops, first.qml_gflops, first.qml_eval_s) == (3.0, 9.0, 1e-3)
 
     again = calibrate.local_calibration()  # from the cache: nothing measured
     assert again == first and len(measured) == 3
@@ -129,16 +129,21 @@ def test_qml_model_returns_the_times_it_was_calibrated_on(calibration):
     from qhybrid.estimate import model
     from qhybrid.estimate.work import qml_work
 
+    from qhybrid.estimate.work import qml_eval_work
+
     times = {4: 4e-3, 8: 5.2e-3, 10: 6.5e-3, 12: 1.0e-2, 16: 0.1}
     cal, machine = _local(calibration)
-    figures = calibrate.qml_figures(times, cores=machine.cores, wake_s=cal.pool_wake_s, submit_s=cal.pool_submit_s,
+    figures = calibrate_qml.qml_figures(times, cores=machine.cores, wake_s=cal.pool_wake_s, submit_s=cal.pool_submit_s,
                                     cache_gbs=machine.cache_bandwidth_gbs, dram_gbs=machine.thread_bandwidth_gbs,
-                                    l3_bytes=machine.l3_bytes)
+                                    l3_bytes=machine.l3_bytes, eval_s=1.7e-3, fresh_s_per_gb=cal.fresh_s_per_gb)
     cal = replace(cal, **dict(zip(("qml_step_s", "qml_small_gflops", "qml_mid_gflops", "qml_gflops",
-                                   "qml_large_gflops"), figures)))
+                                   "qml_large_gflops", "qml_eval_s"), figures)))
     for n in (8, 10, 12, 16):
         got = model.qml_cpu_seconds(qml_work(n, 16), machine, cal, batch=16, n_wires=n)
         assert got == pytest.approx(times[n], rel=1e-9), n
+    ev = model.qml_eval_cpu_seconds(qml_eval_work(4, calibrate_qml.QML_EVAL), machine, cal, samples=calibrate_qml.QML_EVAL,
+                                    n_wires=4)
+    assert 0 < cal.qml_eval_s < 1.7e-3 and ev == pytest.approx(1.7e-3, rel=1e-9)  # the evaluation's time comes back
 
 
 def test_nominal_calibration_measures_nothing(monkeypatch, _isolated_home):

@@ -47,7 +47,7 @@ def test_all_reduce_grows_with_ranks_and_crosses_the_network():
 
 
 def test_qml_busy_threads_follow_the_kernels_parallel_threshold(calibration):
-    from qhybrid.estimate.calibrate import qml_threads
+    from qhybrid.estimate.calibrate_qml import qml_threads
     from qhybrid.sim.registry import PARALLEL_MIN
 
     assert qml_threads(10, 16, 4) == 1 and 16 * 2**10 < PARALLEL_MIN  # one thread: the kernels run serially

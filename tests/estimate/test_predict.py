@@ -124,3 +124,26 @@ def test_json_and_summary(calibration):
     assert summary(est).startswith("predicted on 1 x ml.m5.2xlarge:")
     with pytest.raises(SpecError, match="no estimate for 'ml.c5.xlarge'"):
         est.row("ml.c5.xlarge")
+
+
+def test_qml_iteration_carries_its_share_of_the_epochs_evaluation(calibration):
+    """Per iteration: the step plus the held-out samples' evaluation (after every epoch) over the epoch's steps;
+    nothing held out, nothing evaluated."""
+    from qhybrid.estimate import model, work
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.jobs.instances import get_instance
+
+    def row(val_fraction):
+        hp = {"nwires": "12", "batch_size": "16", "ndata": "208", "epochs": "2", "val_fraction": val_fraction}
+        kw = {"device": "local:qhybrid/qhybrid.cpu", "source_module": wm.__file__, "entry_point": "qml",
+              "hyperparameters": hp, "instance_config": InstanceConfig(instanceType="ml.m5.2xlarge")}
+        return estimate_job(kw, instances=[], calibration=calibration, local=False)
+
+    held, none = row("0.25"), row("0")
+    machine = instance_machine(get_instance("ml.m5.2xlarge"))
+    step = model.qml_cpu_seconds(work.qml_work(12, 16), machine, calibration, batch=16, n_wires=12)
+    ev = model.qml_eval_cpu_seconds(work.qml_eval_work(12, 52), machine, calibration, samples=52, n_wires=12)
+    assert none.row("ml.m5.2xlarge").seconds_per_iteration == pytest.approx(step)
+    assert held.iterations == 2 * 10 and none.iterations == 2 * 13
+    assert held.row("ml.m5.2xlarge").seconds_per_iteration == pytest.approx(step + ev / 10)
+    assert ev > calibration.qml_eval_s and held.row("ml.m5.2xlarge").needed_bytes > none.row("ml.m5.2xlarge").needed_bytes

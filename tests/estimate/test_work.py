@@ -91,3 +91,66 @@ def test_qml_split_is_how_the_batched_kernels_cut_a_call(monkeypatch, threads):
             busy = len(parts) if parts is not None else split
             calls = work.QML_CALLS if parts is not None else 2 * gates + 1
             assert work.qml_split(n, batch, threads) == (busy, calls), (n, batch)
+
+
+def test_qml_copies_match_the_engine_in_a_step(monkeypatch):
+    """A training step copies to planes three times and back twice (QML_COPIES)."""
+    import torch
+
+    from qhybrid.qml import DressedQNN
+    from qhybrid.sim import batched
+
+    calls = {}
+    for name in ("to_planes", "from_planes"):
+        real = getattr(batched, name)
+        monkeypatch.setattr(batched, name, lambda *a, _real=real, _name=name, **k: (
+            calls.__setitem__(_name, calls.get(_name, 0) + 1), _real(*a, **k))[1])
+    DressedQNN(6, generator=torch.Generator().manual_seed(0))(torch.rand(4, 60, dtype=torch.float64)).sum().backward()
+    assert calls["to_planes"] + calls["from_planes"] == work.QML_COPIES
+
+
+@pytest.mark.parametrize("threads", [1, 2, 48])
+def test_qml_split_of_an_evaluation_counts_the_forward_calls_alone(monkeypatch, threads):
+    """An evaluation runs batched.run alone: one hand-off a call, or one a gate when the gates split."""
+    import numpy as np
+
+    from qhybrid.sim import batched, pool
+
+    monkeypatch.setattr(batched, "threads_for", lambda size: pool.threads_for(size, threads=threads))
+    for n in (8, 12, 16, 17):
+        for batch in (2, 52):
+            gates = len(work.qml_gates(n))
+            parts, split = batched._calls(np.empty((batch, 2, 2**n)), batch * 2**n, gates)
+            busy = len(parts) if parts is not None else split
+            calls = work.QML_EVAL_CALLS if parts is not None else gates
+            assert work.qml_split(n, batch, threads, forward=True) == (busy, calls), (n, batch)
+
+
+def test_qml_eval_work_is_the_forward_pass_the_engine_runs(monkeypatch):
+    """The job's evaluation (no gradient) calls batched.run once and copies to and from planes once each:
+    what qml_eval_work counts; its arithmetic is a fraction of a step's on as many samples."""
+    import torch
+
+    from qhybrid.qml import DressedQNN
+    from qhybrid.sim import batched
+    from qhybrid.workloads.qml import evaluate
+
+    calls = {}
+    for name in ("run", "sweep", "factor_gradients", "to_planes", "from_planes"):
+        real = getattr(batched, name)
+        monkeypatch.setattr(batched, name, lambda *a, _real=real, _name=name, **k: (
+            calls.__setitem__(_name, calls.get(_name, 0) + 1), _real(*a, **k))[1])
+    model = DressedQNN(6, generator=torch.Generator().manual_seed(0))
+    evaluate(model, torch.rand(10, 60, dtype=torch.float64), torch.ones(10, dtype=torch.float64), torch.device("cpu"))
+    assert calls == {"run": work.QML_EVAL_CALLS, "to_planes": 1, "from_planes": 1}  # QML_EVAL_COPIES = 2
+    ev, step = work.qml_eval_work(6, 10), work.qml_work(6, 10)
+    assert ev.calls == 1 and 0.2 * step.flops < ev.flops < 0.5 * step.flops and ev.bytes < step.bytes
+    assert ev.serial_bytes == work.QML_EVAL_COPIES * 2 * 10 * 2**6 * 16
+
+
+def test_fresh_temporaries_are_counted_past_the_mmap_threshold():
+    """<Z0>'s conjugated head copy is page-faulted in anew only when the batch's states pass FRESH_MIN."""
+    assert work.qml_work(16, 16).fresh_bytes == 0.0  # 16 MiB: reused from the heap
+    assert work.qml_eval_work(16, 52).fresh_bytes == 52 * 2**16 * 16  # 52 MiB: mapped anew each call
+    assert work.qml_work(20, 16).fresh_bytes == 16 * 2**20 * 16
+    assert work.qml_eval_work(16, 52, dtype="complex64").fresh_bytes == 0.0  # 26 MiB

@@ -183,3 +183,32 @@ def test_checkpoint_values_round_trip_exactly_as_plain_json():
         for name, v in saved[k].items():
             assert torch.equal(back["optimizer"]["state"][k][name], v)
     assert back["optimizer"]["param_groups"] == state["optimizer"]["param_groups"]
+
+
+def test_train_step_and_epoch_are_the_jobs_loop():
+    """train_step returns [loss sum, correct, count] of the batch before its update and steps the optimizer;
+    train_epoch sums them over the loader (what train() logs as Loss and train_accuracy)."""
+    from qhybrid.qml import DressedQNN, accuracy, margin_loss
+
+    model = DressedQNN(4, generator=torch.Generator().manual_seed(0))
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    x = torch.rand(6, 60, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    y = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0, 1.0], dtype=torch.float64)
+    with torch.no_grad():
+        scores = model(x)
+    sums = workload.train_step(model, opt, x, y)
+    assert sums.tolist() == pytest.approx([float(margin_loss(scores, y)) * 6, accuracy(scores, y) * 6, 6])
+    with torch.no_grad():
+        assert not torch.equal(model(x), scores)  # the parameters moved
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=4)
+    assert workload.train_epoch(model, opt, loader, torch.device("cpu"))[2] == 6 and model.training
+
+
+def test_set_threads_gives_the_engine_the_threads_and_torch_one():
+    import numba
+
+    torch.set_num_threads(2)
+    workload.set_threads("local:pennylane/lightning.qubit")  # PennyLane devices: left as they are
+    assert torch.get_num_threads() == 2
+    workload.set_threads(CPU)
+    assert torch.get_num_threads() == 1 and numba.get_num_threads() == min(2, numba.config.NUMBA_NUM_THREADS)

@@ -8,7 +8,7 @@ job's iteration (energy+gradient and the Adam step) at 10 qubits with p = 1 and 
 qubits (solved together for the per-iteration and per-kernel-call overheads and the one-thread
 arithmetic rate) and at 18, 20, 22 (all-thread rates), the thread pool's dispatch per extra
 thread, and a DressedQNN training step at five sizes (per-step overhead; arithmetic rate per
-busy thread where threads, L2 and L3 change). The result is cached as JSON in
+busy thread where threads, L2 and L3 change; :mod:`.calibrate_qml`). The result is cached as JSON in
 ``$QHYBRID_HOME/calibration.json`` (``~/.cache/qhybrid/calibration.json``
 without QHYBRID_HOME), keyed by the CPU model and thread count, so local
 predictions rest on this machine's own numbers; ``refresh=True`` measures again.
@@ -21,16 +21,14 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from qhybrid.estimate.work import qaoa_work, qml_work
+from qhybrid.estimate.work import qaoa_work
 
-VERSION = 5
+VERSION = 6
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
 CACHE_GBS_PER_GHZ = 20.0  # one thread's cache-resident scale per GHz (nominal, instances; 24.6 measured here, Zen)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
 DRAM_MIB = 128
-QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
-QML_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -51,13 +49,15 @@ class Calibration:
     qaoa_parallel_small_gflops: float  # all threads, at 18, 20 and 22 qubits (17, 19, 21 simulated)
     qaoa_parallel_gflops: float
     qaoa_parallel_large_gflops: float
-    qml_step_s: float
+    qml_step_s: float  # the job's training step less its kernels (torch on one thread, as the job sets it)
+    qml_eval_s: float  # the job's evaluation after an epoch, less its kernels
     qml_small_gflops: float  # per busy thread, at 8, 10, 12 and 16 wires (batch 16)
     qml_mid_gflops: float
     qml_gflops: float
     qml_large_gflops: float
     pool_wake_s: float  # per kernel call on more than one thread (sim.pool.run_parts): the hand-off
     pool_submit_s: float  # and per extra thread
+    fresh_s_per_gb: float  # a temporary past work.FRESH_MIN: mapped and page-faulted in at every call
     measured: str
     seconds: float
     nominal: bool = False  # True: not measured, this CPU's peak times the efficiencies of NOMINAL
@@ -206,31 +206,6 @@ def measure_qaoa() -> tuple[float, ...]:
     return qaoa_figures(times)
 
 
-def qml_step(model, batch: int):
-    """``step()``: one Adam training step of ``model`` on a fixed random batch of Sonar-shaped inputs."""
-    import torch
-
-    from qhybrid.qml import margin_loss
-
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    x = torch.rand(batch, 60, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    y = (torch.arange(batch) % 2 * 2 - 1).to(torch.float64)
-
-    def step():
-        opt.zero_grad()
-        margin_loss(model(x), y).backward()
-        opt.step()
-
-    return step
-
-
-def qml_threads(n_wires: int, batch: int, cores: int) -> int:
-    """Threads the DressedQNN kernels keep busy with ``cores``: :func:`qhybrid.estimate.work.qml_split`."""
-    from qhybrid.estimate.work import qml_split
-
-    return qml_split(n_wires, batch, cores)[0]
-
-
 def measure_dispatch() -> tuple[float, float]:
     """Seconds a ``sim.pool.run_parts`` call adds on more than one thread: ``(hand-off, per extra thread)``,
     from calls of trivial parts on 1, 2 and 8 threads (the pool threads need not have cores of their own)."""
@@ -249,49 +224,6 @@ def measure_dispatch() -> tuple[float, float]:
     one, two, eight = quartile(1), quartile(2), quartile(8)
     submit = max(0.0, (eight - two) / 6)
     return max(0.0, two - one - submit), submit
-
-
-def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cache_gbs: float, dram_gbs: float,
-                l3_bytes: int) -> tuple[float, ...]:
-    """``(per-step s, GFLOP/s per busy thread at 8, 10, 12, 16 wires)`` from a DressedQNN step's seconds
-    at each of QML_SIZES (batch 16) on ``cores`` threads.
-
-    The overhead (autograd, Adam, the classical layers: about the same at any size) is the step
-    at 4 wires; each rate is the rest of a step's time, less the hand-offs and serial copies
-    (:func:`qhybrid.estimate.model.qml_fixed_seconds`), over its arithmetic, divided by the threads
-    the kernels kept busy (``work.qml_split``), so the model can give an instance's cores and
-    another batch the threads they would get.
-    """
-    from qhybrid.estimate.model import qml_fixed_seconds
-
-    def rest(n):  # the step less its parts that do not shrink with threads
-        return times[n] - qml_fixed_seconds(qml_work(n, QML_BATCH), n_wires=n, batch=QML_BATCH, threads=cores,
-                                            wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
-                                            dram_gbs=dram_gbs, l3_bytes=l3_bytes)
-
-    tiny, first = qml_work(QML_SIZES[0], QML_BATCH), qml_work(QML_SIZES[1], QML_BATCH)
-    rate = first.flops / max(1e-9, rest(QML_SIZES[1]) - rest(QML_SIZES[0]))  # the smallest state's own rate
-    step_s = max(0.0, rest(QML_SIZES[0]) - tiny.flops / rate)
-    rates = [qml_work(n, QML_BATCH).flops / max(1e-9, rest(n) - step_s) / qml_threads(n, QML_BATCH, cores) / 1e9
-             for n in QML_SIZES[1:]]
-    return (step_s, *rates)
-
-
-def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1e9,
-                dram_gbs: float = 1e9) -> tuple[float, ...]:
-    """:func:`qml_figures` of a DressedQNN training step (batch 16) timed at each of QML_SIZES here."""
-    import torch
-
-    from qhybrid.estimate.hardware import local_l3_bytes
-    from qhybrid.jobs.instances import local_cores
-    from qhybrid.qml import DressedQNN
-
-    times = {n: float("inf") for n in QML_SIZES}
-    for n in QML_SIZES * 2:  # two rounds, the best of each size: one noisy moment does not stick
-        step = qml_step(DressedQNN(n, generator=torch.Generator().manual_seed(0)), QML_BATCH)
-        times[n] = min(times[n], _best(step, repeats=5))
-    return qml_figures(times, cores=local_cores(), wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
-                       dram_gbs=dram_gbs, l3_bytes=local_l3_bytes())
 
 
 def _read_cache(path: Path) -> dict:
@@ -334,8 +266,8 @@ NOMINAL = {
     "qaoa_serial_gflops": 0.090, "qaoa_parallel_small_gflops": 0.094, "qaoa_parallel_gflops": 0.131,
     "qaoa_parallel_large_gflops": 0.153, "qml_small_gflops": 0.094, "qml_mid_gflops": 0.125,
     "qml_gflops": 0.148, "qml_large_gflops": 0.248,  # per busy thread: fractions of one core's peak
-    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 4.5e-3, "pool_wake_s": 3e-5,
-    "pool_submit_s": 6e-6,
+    "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 3.4e-3, "qml_eval_s": 1.2e-3, "pool_wake_s": 3e-5,
+    "pool_submit_s": 6e-6, "fresh_s_per_gb": 1.2,
 }
 NOMINAL_GHZ = 2.45
 PER_THREAD = ("qml_small_gflops", "qml_mid_gflops", "qml_gflops", "qml_large_gflops", "qaoa_serial_gflops")
@@ -379,7 +311,8 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     cache = measure_bandwidth(cache_mib())
     iteration, call, serial, parallel_small, parallel, parallel_large = isolated("calibrate.measure_qaoa")
     wake, submit = isolated("calibrate.measure_dispatch")
-    step_s, qml_small, qml_mid, qml_rate, qml_large = isolated("calibrate.measure_qml", wake, submit, cache, one)
+    step_s, qml_small, qml_mid, qml_rate, qml_large, eval_s, fresh = isolated("calibrate_qml.measure_qml", wake, submit,
+                                                                              cache, one)
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
@@ -387,8 +320,8 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         qaoa_serial_gflops=serial,
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
         qaoa_parallel_large_gflops=parallel_large,
-        qml_step_s=step_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large, pool_wake_s=wake,
-        pool_submit_s=submit,
+        qml_step_s=step_s, qml_eval_s=eval_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large, pool_wake_s=wake,
+        pool_submit_s=submit, fresh_s_per_gb=fresh,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )

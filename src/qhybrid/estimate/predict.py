@@ -149,10 +149,16 @@ def _iterations(job: _Job, expected=None, count: int | None = None) -> int | Non
 
         return expected.weighted(layers=s.n_layers, starts=starts, grid=GRID_GAMMAS * GRID_BETAS,
                                  count=expected.iterations if count is None else count) + 1
-    if job.workload == "qml":  # the training share of ndata (val_fraction held out, as workloads.qml.split)
-        train = s.ndata - int(round(s.val_fraction * s.ndata))
-        return s.epochs * math.ceil(max(1, train) / s.batch_size)
+    if job.workload == "qml":
+        return s.epochs * _qml_epoch(s)[1]
     return None
+
+
+def _qml_epoch(s) -> tuple[int, int]:
+    """``(held-out samples, steps)`` of a QML job's epoch: the training share of ndata (val_fraction held
+    out, as ``workloads.qml.split``) in batches of batch_size."""
+    held = int(round(s.val_fraction * s.ndata))
+    return held, math.ceil(max(1, s.ndata - held) / s.batch_size)
 
 
 def _iteration_note(job: _Job, iterations: int | None, expected) -> tuple[str, ...]:
@@ -212,9 +218,16 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
         w = work.qml_work(s.nwires, local_batch, dtype=dtype)
         need = w.memory_bytes
         if job.device.startswith("local:qhybrid/"):
+            cores = machine.cores // per_machine or 1
             seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
-                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires,
-                                               cores=machine.cores // per_machine or 1))
+                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires, cores=cores))
+            held, steps = _qml_epoch(s)
+            if held:  # every rank evaluates the held-out samples after each epoch: a share of each step
+                ev = work.qml_eval_work(s.nwires, held, dtype=dtype)
+                need += ev.memory_bytes - work.RUNTIME_BYTES  # the layer keeps both batches' buffers
+                seconds += (model.gpu_seconds(ev, machine, overhead_s=model.STEP_OVERHEAD_GPU_S / 3) if gpu else
+                            model.qml_eval_cpu_seconds(ev, machine, cal, samples=held, n_wires=s.nwires,
+                                                       cores=cores)) / steps
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:

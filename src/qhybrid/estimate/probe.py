@@ -22,8 +22,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from qhybrid.estimate.calibrate import (_best, _read_cache, cache_path, isolated, machine_key, nonnegative_fit,
-                                        qml_step, store)
+from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, nonnegative_fit, store
+from qhybrid.estimate.calibrate_qml import qml_step
 
 CACHE_CLIFF = 1.5
 PROBE_MAX = {"qaoa": 18, "qml": 12}

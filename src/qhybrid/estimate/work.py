@@ -21,7 +21,10 @@ QML (DressedQNN, CCQC on ``n`` wires), one optimizer step on a local batch of
 ``B`` samples: per sample the product state, ``G`` 2x2 gates (controlled ones
 touch half the state), then the adjoint sweep (uncompute psi, reduce, uncompute
 lambda per gate), planar copies in and out; 14 flops per touched amplitude per
-gate application, 16 per reduction.
+gate application, 16 per reduction. ``<Z0>`` is read through a conjugated copy of the
+batch's states (torch's ``bmm``), a fresh temporary page-faulted in at every call once it is
+larger than ``FRESH_MIN``. The job's evaluation after an epoch is the forward pass alone
+(:func:`qml_eval_work`).
 """
 from __future__ import annotations
 
@@ -30,6 +33,15 @@ from dataclasses import dataclass
 
 ITEM = {"complex128": 16, "complex64": 8}
 RUNTIME_BYTES = 400 * 2**20  # the Python process: interpreter, torch, numba, PennyLane
+# glibc's largest dynamic mmap threshold: a freed temporary up to this size is reused from the heap,
+# a larger one is mapped anew and page-faulted in at every call (measured: a 16-wire evaluation of 52
+# samples faults its 52 MiB head copy each time, a 16-sample step nothing)
+FRESH_MIN = 32 * 2**20
+
+
+def _fresh(nbytes: float) -> float:
+    """``nbytes`` of a per-call temporary that is page-faulted in anew (past FRESH_MIN), else 0."""
+    return float(nbytes) if nbytes > FRESH_MIN else 0.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,7 @@ class Work:
         params: trainable parameters (the all-reduce of a data-parallel step).
         dtype: ``complex128`` or ``complex64``.
         serial_bytes: bytes moved by one thread whatever the cores (numpy's planar copies), part of ``bytes``.
+        fresh_bytes: bytes of temporaries larger than ``FRESH_MIN``, mapped and page-faulted anew at every call.
     """
 
     calls: int
@@ -57,6 +70,7 @@ class Work:
     params: int
     dtype: str = "complex128"
     serial_bytes: float = 0.0
+    fresh_bytes: float = 0.0
 
 
 def _check_dtype(dtype: str) -> int:
@@ -168,24 +182,50 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
                 bytes=float(passes_per_sample * batch * s), flops=float(flops_per_sample * batch),
                 memory_bytes=int(memory), working_set_bytes=int(states * batch * s),
                 params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype,
-                serial_bytes=float(QML_COPIES * 2 * batch * s))
+                serial_bytes=float(QML_COPIES * 2 * batch * s), fresh_bytes=_fresh(batch * s))
 
 
 QML_CALLS = 3  # batched.run, batched.sweep, batched.factor_gradients: each one sim.pool.run_parts
 QML_COPIES = 5  # numpy planar copies a step: to_planes x 3 (psi; psi, lambda for the sweep), from_planes x 2
+QML_EVAL_CALLS = 1  # an evaluation (no gradient): batched.run only
+QML_EVAL_COPIES = 2  # to_planes and from_planes of psi
 
 
-def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3)) -> tuple[int, int]:
+def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", ranges=(1, 3)) -> Work:
+    """Work of the job's evaluation after an epoch: the forward pass alone (product state, gates,
+    ``<Z0>``; no sweep) on ``samples`` held-out samples in one batch (``workloads.qml.evaluate``).
+
+    Example:
+        >>> qml_eval_work(4, 52).calls
+        1
+    """
+    item = _check_dtype(dtype)
+    gates = qml_gates(n_wires, ranges)
+    size = 2**n_wires
+    s = size * item
+    touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)
+    passes_per_sample = 1 + 2 * touched + 1 + 2 * QML_EVAL_COPIES  # product state, gates, head, copies
+    states = 2  # psi, scratch
+    return Work(calls=QML_EVAL_CALLS, passes=passes_per_sample * samples,
+                bytes=float(passes_per_sample * samples * s), flops=float(samples * size * (14 * touched + 40)),
+                memory_bytes=int(states * samples * s + RUNTIME_BYTES), working_set_bytes=int(states * samples * s),
+                params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype,
+                serial_bytes=float(QML_EVAL_COPIES * 2 * samples * s), fresh_bytes=_fresh(samples * s))
+
+
+def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3), forward: bool = False) -> tuple[int, int]:
     """``(busy threads, thread hand-offs)`` of a DressedQNN step's kernels on ``threads`` threads, as
     ``sim.batched._calls`` cuts them: one thread below ``PARALLEL_MIN`` amplitudes of the batch
     (``batch x 2^n``); a slice of samples per thread (``min(batch, threads)`` busy, one hand-off per
     call) when the batch covers the threads or has under ``GATE_SPLIT_MIN`` amplitudes; else every
-    gate split between all threads (a hand-off per gate in the run and the sweep)."""
+    gate split between all threads (a hand-off per gate in the run and the sweep). ``forward``: an
+    evaluation's forward pass alone (one call; a hand-off per gate in the run)."""
     from qhybrid.sim.batched import GATE_SPLIT_MIN
     from qhybrid.sim.pool import threads_for
 
     size = 2**n_wires
     use = threads_for(batch * size, threads=max(1, threads))
     if batch >= use or batch * size < GATE_SPLIT_MIN:
-        return min(batch, use), QML_CALLS
-    return use, 2 * len(qml_gates(n_wires, ranges)) + 1
+        return min(batch, use), QML_EVAL_CALLS if forward else QML_CALLS
+    gates = len(qml_gates(n_wires, ranges))
+    return use, gates if forward else 2 * gates + 1

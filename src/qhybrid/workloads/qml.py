@@ -199,7 +199,7 @@ def build_model(settings: Settings, device_string: str):
     return DressedQNN(settings.nwires, dtype=dtype, qlayer=layer), torch.device("cpu")
 
 
-def _set_threads(device_string: str) -> None:
+def set_threads(device_string: str) -> None:
     """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator.
 
     On ``qhybrid.cpu`` the simulation runs in serial numba kernels on the engine's
@@ -207,7 +207,8 @@ def _set_threads(device_string: str) -> None:
     engine's one thread setting), which get the threads; torch keeps one, because
     its ops here are small and idle threads spinning between them cost more than
     they give on shared cores (``OMP_WAIT_POLICY=PASSIVE`` is set at the top of
-    this script for torch's OpenMP).
+    this script for torch's OpenMP). The estimate's calibration and benchmark set the same
+    (what they time is this job's step).
     """
     import torch
 
@@ -254,8 +255,36 @@ def unplain(value):
     return tuple(items) if value["tuple"] else items
 
 
-def _evaluate(model, X, y, where) -> tuple[float | None, float | None]:
-    """Mean margin loss and accuracy of ``model`` on held-out samples (None, None when there are none)."""
+def train_step(net, optimizer, xb, yb):
+    """One optimizer step of the job on the batch ``(xb, yb)``: ``[loss sum, correct, count]`` (float64),
+    the loss and accuracy taken in the batch's forward pass, before the update."""
+    import torch
+
+    from qhybrid.qml import accuracy, margin_loss
+
+    optimizer.zero_grad()
+    scores = net(xb)
+    loss = margin_loss(scores, yb)
+    loss.backward()
+    optimizer.step()
+    n = len(yb)
+    return torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
+
+
+def train_epoch(net, optimizer, loader, where):
+    """One epoch's training steps (:func:`train_step` on each batch of ``loader``): ``[loss sum, correct, count]``."""
+    import torch
+
+    sums = torch.zeros(3, dtype=torch.float64)
+    net.train()
+    for xb, yb in loader:
+        sums += train_step(net, optimizer, xb.to(where), yb.to(where))
+    return sums
+
+
+def evaluate(model, X, y, where) -> tuple[float | None, float | None]:
+    """Mean margin loss and accuracy of ``model`` on held-out samples (None, None when there are none):
+    the job's evaluation after each epoch."""
     import torch
 
     from qhybrid.qml import accuracy, margin_loss
@@ -284,12 +313,12 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
     from qhybrid import jobs
-    from qhybrid.qml import accuracy, load_sonar, margin_loss
+    from qhybrid.qml import load_sonar
     from qhybrid.qml.data import sample
 
     info = jobs.distributed()
     world, rank = info["world_size"], info["rank"]
-    _set_threads(device_string)
+    set_threads(device_string)
     X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
     train_idx, val_idx = split(y, settings.val_fraction, seed=settings.seed)
     local_batch = check_world(settings, world, len(train_idx))
@@ -324,21 +353,11 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     for epoch in range(start_epoch, settings.epochs + 1):
         sampler.set_epoch(epoch)
         began = time.perf_counter()
-        sums = torch.zeros(3, dtype=torch.float64)  # loss sum, correct, count
-        net.train()
-        for xb, yb in loader:
-            xb, yb = xb.to(where), yb.to(where)
-            optimizer.zero_grad()
-            scores = net(xb)
-            loss = margin_loss(scores, yb)
-            loss.backward()
-            optimizer.step()
-            n = len(yb)
-            sums += torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
+        sums = train_epoch(net, optimizer, loader, where)
         scheduler.step()
         if world > 1:
             dist.all_reduce(sums)
-        val_loss, val_acc = _evaluate(model, X_val, y_val, where)
+        val_loss, val_acc = evaluate(model, X_val, y_val, where)
         seconds = time.perf_counter() - began
         history["loss"].append(float(sums[0] / sums[2]))
         history["accuracy"].append(float(sums[1] / sums[2]))
