@@ -53,14 +53,24 @@ def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
     if tables.shape[0] > 0:
         _bases(start, offs, tables, base, lo0)
         t0 = tables[0]
-        for h in range(R):
-            bh = base[h]
-            lh = lo0[h]
+        if colmajor:  # column by column: a row's W values land R apart (one cache set)
             for j in range(W):
-                v = row[bh ^ t0[lh + j]]
-                k = j * R + h if colmajor else h * W + j
-                re[k] = v.real
-                im[k] = v.imag
+                rj = re[j * R:(j + 1) * R]
+                ij = im[j * R:(j + 1) * R]
+                for h in range(R):
+                    v = row[base[h] ^ t0[lo0[h] + j]]
+                    rj[h] = v.real
+                    ij[h] = v.imag
+        else:
+            for h in range(R):
+                bh = base[h]
+                lh = lo0[h]
+                rh = re[h * W:(h + 1) * W]
+                ih = im[h * W:(h + 1) * W]
+                for j in range(W):
+                    v = row[bh ^ t0[lh + j]]
+                    rh[j] = v.real
+                    ih[j] = v.imag
     elif colmajor:
         for j in range(W):
             rj = re[j * R:(j + 1) * R]
@@ -69,32 +79,57 @@ def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
                 v = row[start + offs[h] + j]
                 rj[h] = v.real
                 ij[h] = v.imag
-    else:
+    else:  # through the float view, one row's slices at a time (the loop then vectorizes)
+        f = row.view(re.dtype)
         for h in range(R):
-            q = h * W
-            p = start + offs[h]
+            p = 2 * (start + offs[h])
+            fh = f[p:p + 2 * W]
+            rh = re[h * W:(h + 1) * W]
+            ih = im[h * W:(h + 1) * W]
             for j in range(W):
-                v = row[p + j]
-                re[q + j] = v.real
-                im[q + j] = v.imag
+                rh[j] = fh[2 * j]
+                ih[j] = fh[2 * j + 1]
 
 
 @njit(inline="always")
-def _store(row, start, offs, W, colmajor, re, im):
-    """Planes -> chunk (the inverse of :func:`_load` without a permutation)."""
+def _store(row, start, offs, W, colmajor, re, im, tables, base, lo0):
+    """Planes -> chunk: the inverse of :func:`_load`, written through the index permutation
+    ``tables`` when that is (4, 1024): ``row[h(start + offs[h] + j)]`` (``row`` then another
+    buffer than the one read)."""
     R = offs.shape[0]
-    if colmajor:
+    if tables.shape[0] > 0:
+        _bases(start, offs, tables, base, lo0)
+        t0 = tables[0]
+        if colmajor:
+            for j in range(W):
+                rj = re[j * R:(j + 1) * R]
+                ij = im[j * R:(j + 1) * R]
+                for h in range(R):
+                    row[base[h] ^ t0[lo0[h] + j]] = complex(rj[h], ij[h])
+        else:
+            for h in range(R):
+                bh = base[h]
+                lh = lo0[h]
+                rh = re[h * W:(h + 1) * W]
+                ih = im[h * W:(h + 1) * W]
+                for j in range(W):
+                    row[bh ^ t0[lh + j]] = complex(rh[j], ih[j])
+    elif colmajor:
         for j in range(W):
             rj = re[j * R:(j + 1) * R]
             ij = im[j * R:(j + 1) * R]
             for h in range(R):
                 row[start + offs[h] + j] = complex(rj[h], ij[h])
     else:
+        f = row.view(re.dtype)
         for h in range(R):
-            q = h * W
-            p = start + offs[h]
+            p = 2 * (start + offs[h])
+            fh = f[p:p + 2 * W]
+            rh = re[h * W:(h + 1) * W]
+            ih = im[h * W:(h + 1) * W]
             for j in range(W):
-                row[p + j] = complex(re[q + j], im[q + j])
+                fh[2 * j] = rh[j]
+                fh[2 * j + 1] = ih[j]
 
 
 @njit(inline="always")
@@ -184,10 +219,11 @@ def _sizes(local, starts, offs, W, slots):
 
 
 @register
-def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajor, slots):
+def apply_layer_planar(state, src, tables, out_tables, mats, local, starts, offs, W, colmajor, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
     ``src`` (the same array as ``state``, or another one; read through the index permutation
-    ``tables`` when that is (4, 1024)), written to ``state``. Chunk c is the amplitudes
+    ``tables`` when that is (4, 1024)), written to ``state`` (through the permutation
+    ``out_tables``, amplitude ``i`` to ``g(i)``, when that is (4, 1024); ``src`` then another array). Chunk c is the amplitudes
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
     pairs are ``local[r]`` apart there. At most ``slots`` workers take the chunks one by one
     (see :func:`qhybrid.sim.registry.slots`)."""
@@ -208,7 +244,7 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
                 _load(srow, starts[c], offs, W, colmajor, re, im, tables, base, lo0)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
-                _store(row, starts[c], offs, W, colmajor, re, im)
+                _store(row, starts[c], offs, W, colmajor, re, im, out_tables, base, lo0)
                 c = claim(counter)
 
 
@@ -255,9 +291,9 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
                     if undo:
                         _gate(kp[0], kp[1], L, local[r], d)
                 if undo:
-                    _store(kr, start, offs, W, colmajor, kp[0], kp[1])
+                    _store(kr, start, offs, W, colmajor, kp[0], kp[1], tables[:0], base, lo0)
                     for m in range(M):
-                        _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1])
+                        _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1], tables[:0], base, lo0)
                 c = claim(counter)
         for sl in range(nslot):
             for m in range(M):
