@@ -211,6 +211,9 @@ def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, 
         cur, other = (state, spare) if perm is None else (src, state)
         tables = NO_TABLES if perm is None else perm.gather
         passes = layer_passes(n, strides)
+        if perm is not None and len(passes) > 1 and passes[0][5]:
+            # the passes commute: a row-major one reads through the ladder (cheaper than a column-major one)
+            passes = (passes[1], passes[0]) + passes[2:]
         for i, (sel, local, starts, offs, W, colmajor) in enumerate(passes):
             out_tables = after.tables[1] if after is not None and i == len(passes) - 1 else NO_TABLES
             dst = other if tables.shape[0] or out_tables.shape[0] else cur

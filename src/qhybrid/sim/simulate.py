@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .apply import apply, apply_layer, permute_into, use_fast
-from .fuse import build_plan
+from .fuse import cached_plan
 from .measure import measure
 from .cache import keep_buffers, spare_buffers
 from .memory import check_memory
@@ -46,11 +46,12 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
     """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
     the caller keeps between calls) the run starts there; the state returned may be ``out`` or
     the spare buffer from ``cache`` (which then keeps ``out`` instead). ``plan``: the circuit's
-    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says)."""
+    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says,
+    and kept in ``cache`` for the next call of the same structure)."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
     if plan is None:
-        plan = build_plan(circuit.operations, n, fuse=fuse)
+        plan = cached_plan(circuit.operations, n, fuse=fuse, cache=cache)
     steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache)
     return run_steps(circuit, steps, dtype=dtype, device=device, fast=fast, cache=cache, out=out)
 
