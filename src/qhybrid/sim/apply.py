@@ -200,9 +200,10 @@ def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, 
     holds the result. With ``perm`` (fast path only) the layer runs on ``perm`` applied to ``src``
     (another buffer), read through on the way in, and the result lands in ``state``: a CNOT
     ladder and the layer after it in the passes of the layer alone. With ``after`` (fast path
-    only) the ladder after the layer is applied too, its last pass writing through the ladder's
-    map into the other buffer (``src``, or ``spare`` without ``perm``): the result then lies in
-    ``state`` or in that buffer (the one returned; the other is left as scratch)."""
+    only) the ladder after the layer is applied too, its last pass (a row-major one; else one
+    gather pass after it) writing through the ladder's map into the other buffer (``src``, or
+    ``spare`` without ``perm``): the result then lies in ``state`` or in that buffer (the one
+    returned; the other is left as scratch)."""
     N = state.shape[1]
     strides = np.array([1 << (n - 1 - w) for w in step.wires], dtype=np.int64)
     if use_fast(state, fast):
@@ -211,11 +212,13 @@ def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, 
         cur, other = (state, spare) if perm is None else (src, state)
         tables = NO_TABLES if perm is None else perm.gather
         passes = layer_passes(n, strides)
-        if perm is not None and len(passes) > 1 and passes[0][5]:
-            # the passes commute: a row-major one reads through the ladder (cheaper than a column-major one)
+        if perm is not None and passes[0][5] and len(passes) > (2 if after is not None else 1):
+            # the passes commute: a row-major one reads through the ladder (cheaper than a column-major
+            # one), unless the only other pass must write through the ladder after
             passes = (passes[1], passes[0]) + passes[2:]
+        late = after is not None and passes[-1][5]  # a column-major last pass: the ladder after runs apart
         for i, (sel, local, starts, offs, W, colmajor) in enumerate(passes):
-            out_tables = after.tables[1] if after is not None and i == len(passes) - 1 else NO_TABLES
+            out_tables = after.tables[1] if after is not None and not late and i == len(passes) - 1 else NO_TABLES
             dst = other if tables.shape[0] or out_tables.shape[0] else cur
             _kernel("apply_layer_planar", N)(dst.numpy(), cur.numpy(), tables, out_tables,
                                              np.ascontiguousarray(mats[list(sel)]), local, starts, offs, W,
@@ -223,6 +226,9 @@ def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, 
             if dst is other:
                 cur, other = other, cur
             tables = NO_TABLES  # the next pass runs on what this one wrote
+        if late:
+            permute_into(other, cur, after)
+            cur = other
         return cur
     if perm is not None:
         state.copy_(src)

@@ -79,57 +79,45 @@ def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
                 v = row[start + offs[h] + j]
                 rj[h] = v.real
                 ij[h] = v.imag
-    else:  # through the float view, one row's slices at a time (the loop then vectorizes)
-        f = row.view(re.dtype)
+    else:
         for h in range(R):
-            p = 2 * (start + offs[h])
-            fh = f[p:p + 2 * W]
-            rh = re[h * W:(h + 1) * W]
-            ih = im[h * W:(h + 1) * W]
+            q = h * W
+            p = start + offs[h]
             for j in range(W):
-                rh[j] = fh[2 * j]
-                ih[j] = fh[2 * j + 1]
+                v = row[p + j]
+                re[q + j] = v.real
+                im[q + j] = v.imag
 
 
 @njit(inline="always")
-def _store(row, start, offs, W, colmajor, re, im, tables, base, lo0):
-    """Planes -> chunk: the inverse of :func:`_load`, written through the index permutation
-    ``tables`` when that is (4, 1024): ``row[h(start + offs[h] + j)]`` (``row`` then another
-    buffer than the one read)."""
+def _store(row, start, offs, W, colmajor, re, im):
+    """Planes -> chunk (the inverse of :func:`_load` without a permutation)."""
     R = offs.shape[0]
-    if tables.shape[0] > 0:
-        _bases(start, offs, tables, base, lo0)
-        t0 = tables[0]
-        if colmajor:
-            for j in range(W):
-                rj = re[j * R:(j + 1) * R]
-                ij = im[j * R:(j + 1) * R]
-                for h in range(R):
-                    row[base[h] ^ t0[lo0[h] + j]] = complex(rj[h], ij[h])
-        else:
-            for h in range(R):
-                bh = base[h]
-                lh = lo0[h]
-                rh = re[h * W:(h + 1) * W]
-                ih = im[h * W:(h + 1) * W]
-                for j in range(W):
-                    row[bh ^ t0[lh + j]] = complex(rh[j], ih[j])
-    elif colmajor:
+    if colmajor:
         for j in range(W):
             rj = re[j * R:(j + 1) * R]
             ij = im[j * R:(j + 1) * R]
             for h in range(R):
                 row[start + offs[h] + j] = complex(rj[h], ij[h])
     else:
-        f = row.view(re.dtype)
         for h in range(R):
-            p = 2 * (start + offs[h])
-            fh = f[p:p + 2 * W]
-            rh = re[h * W:(h + 1) * W]
-            ih = im[h * W:(h + 1) * W]
+            q = h * W
+            p = start + offs[h]
             for j in range(W):
-                fh[2 * j] = rh[j]
-                fh[2 * j + 1] = ih[j]
+                row[p + j] = complex(re[q + j], im[q + j])
+
+
+@njit(inline="always")
+def _store_through(row, start, offs, W, re, im, tables, base, lo0):
+    """Row-major planes -> chunk written through the index permutation ``tables`` ((4, 1024)):
+    amplitude ``i = start + offs[h] + j`` to ``row[g(i)]`` (``row`` another buffer than the one read)."""
+    _bases(start, offs, tables, base, lo0)
+    t0 = tables[0]
+    for h in range(offs.shape[0]):
+        bh = base[h]
+        lh = lo0[h]
+        for j in range(W):
+            row[bh ^ t0[lh + j]] = complex(re[h * W + j], im[h * W + j])
 
 
 @njit(inline="always")
@@ -223,7 +211,8 @@ def apply_layer_planar(state, src, tables, out_tables, mats, local, starts, offs
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
     ``src`` (the same array as ``state``, or another one; read through the index permutation
     ``tables`` when that is (4, 1024)), written to ``state`` (through the permutation
-    ``out_tables``, amplitude ``i`` to ``g(i)``, when that is (4, 1024); ``src`` then another array). Chunk c is the amplitudes
+    ``out_tables``, amplitude ``i`` to ``g(i)``, when that is (4, 1024): row-major passes only,
+    ``src`` then another array). Chunk c is the amplitudes
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
     pairs are ``local[r]`` apart there. At most ``slots`` workers take the chunks one by one
     (see :func:`qhybrid.sim.registry.slots`)."""
@@ -244,7 +233,10 @@ def apply_layer_planar(state, src, tables, out_tables, mats, local, starts, offs
                 _load(srow, starts[c], offs, W, colmajor, re, im, tables, base, lo0)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
-                _store(row, starts[c], offs, W, colmajor, re, im, out_tables, base, lo0)
+                if out_tables.shape[0] > 0:
+                    _store_through(row, starts[c], offs, W, re, im, out_tables, base, lo0)
+                else:
+                    _store(row, starts[c], offs, W, colmajor, re, im)
                 c = claim(counter)
 
 
@@ -291,9 +283,9 @@ def adjoint_layer_planar(bras, ket, bras_src, ket_src, tables, invs, local, star
                     if undo:
                         _gate(kp[0], kp[1], L, local[r], d)
                 if undo:
-                    _store(kr, start, offs, W, colmajor, kp[0], kp[1], tables[:0], base, lo0)
+                    _store(kr, start, offs, W, colmajor, kp[0], kp[1])
                     for m in range(M):
-                        _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1], tables[:0], base, lo0)
+                        _store(bras[m, b], start, offs, W, colmajor, bp[m, 0], bp[m, 1])
                 c = claim(counter)
         for sl in range(nslot):
             for m in range(M):
