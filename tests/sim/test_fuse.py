@@ -157,3 +157,23 @@ def test_zrotation_runs_merge_per_wire_set(dtype):
     for fast in (True, False):
         assert_close(adjoint_jacobian(c, dtype=dtype, fast=fast), want, TOL[dtype] * 10)
     assert build_plan(ops[:4] + [ops[5], ops[4], ops[8]] + ops[10:], 4).layout is None  # nothing to merge
+
+
+def test_cached_plan_is_kept_per_structure(rng):
+    """``cached_plan`` builds a structure's plan once per cache (parameter values never matter;
+    a broadcast parameter or another fuse flag is another structure), and final_state uses it."""
+    from qhybrid.sim.fuse import cached_plan
+
+    n = 5
+    ops = random_ops(n, 30, rng)
+    again = [Operation(o.name, o.wires, tuple(0.5 * p for p in o.params), o.trainable) for o in ops]
+    cache = Cache()
+    plan = cached_plan(ops, n, cache=cache)
+    assert cached_plan(again, n, cache=cache) is plan
+    assert cached_plan(ops, n, fuse=False, cache=cache) is not plan
+    assert cached_plan(ops, n) is not plan  # no cache: built anew
+    broadcast = [Operation(o.name, o.wires, tuple(np.full(2, p) for p in o.params), o.trainable) for o in ops]
+    assert cached_plan(broadcast, n, cache=cache) is not plan
+    for c in (make_circuit(n, ops), make_circuit(n, again), make_circuit(n, broadcast)):
+        assert_close(final_state(c, cache=cache), reference_state(c), 1e-10)
+    assert sum(k[0] == "plan" for k in cache._items) == 3

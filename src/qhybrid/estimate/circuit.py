@@ -19,7 +19,7 @@ def forward_calls(circuit, *, dtype: str = "complex128", spare: bool = True) -> 
     """Kernel calls of ``final_state(circuit)`` after the initial or product state.
 
     ``spare``: the run has a spare state buffer (a cache, as the PennyLane device keeps), so a
-    CNOT ladder is gathered into it, together with the layer after it.
+    layer and the CNOT ladders around it run as one call (a ladder alone is gathered into it).
     """
     import torch
 
@@ -29,10 +29,12 @@ def forward_calls(circuit, *, dtype: str = "complex128", spare: bool = True) -> 
     if (circuit.initial_state is None and kops and kops[0].kind == "layer"
             and len(set(kops[0].wires)) == len(kops[0].wires)):
         kops = kops[1:]
+    from qhybrid.sim.simulate import ladders_around_layer
+
     calls, k = 0, 0
     while k < len(kops):
-        merged = spare and kops[k].kind == "perm" and k + 1 < len(kops) and kops[k + 1].kind == "layer"
-        k += 2 if merged else 1
+        used = ladders_around_layer(kops, k)[3] if spare else 0
+        k += max(used, 1)
         calls += 1
     return calls
 

@@ -5,8 +5,9 @@
 step); otherwise the torch reference path (``kernels.apply_matrix`` and broadcast multiplies),
 which is the same code on CUDA. A :class:`~qhybrid.sim.steps.Permutation` gathers through a
 scratch buffer and copies back, or, with :func:`permute_into`, into a spare buffer that then
-holds the state; :func:`apply_layer` can read a layer's input through a permutation (a CNOT
-ladder and the layer after it in the passes of the layer alone). Kernels trust their inputs.
+holds the state; :func:`apply_layer` can read a layer's input through a permutation and write
+its output through another (the CNOT ladders before and after it in the passes of the layer
+alone). Kernels trust their inputs.
 """
 from __future__ import annotations
 
@@ -192,29 +193,52 @@ NO_TABLES = np.zeros((0, 1024), dtype=np.int64)
 
 
 def apply_layer(state: torch.Tensor, step: Layer, n: int, *, fast: bool = True, perm: Permutation | None = None,
-                src: torch.Tensor | None = None) -> None:
+                src: torch.Tensor | None = None, after: Permutation | None = None,
+                spare: torch.Tensor | None = None) -> torch.Tensor:
     """A run of 1-qubit gates, on the fast path in the planar passes of :func:`layer_passes`
-    (each pass takes its own wires; gates on different wires commute). With ``perm``
-    (fast path only) the layer runs on ``perm`` applied to ``src`` (another buffer), read
-    through on the way in, and the result lands in ``state``: a CNOT ladder and the layer
-    after it in the passes of the layer alone."""
+    (each pass takes its own wires; gates on different wires commute); returns the buffer that
+    holds the result. With ``perm`` (fast path only) the layer runs on ``perm`` applied to ``src``
+    (another buffer), read through on the way in, and the result lands in ``state``: a CNOT
+    ladder and the layer after it in the passes of the layer alone. With ``after`` (fast path
+    only) the ladder after the layer is applied too, its last pass (a row-major one; else one
+    gather pass after it) writing through the ladder's map into the other buffer (``src``, or
+    ``spare`` without ``perm``): the result then lies in ``state`` or in that buffer (the one
+    returned; the other is left as scratch)."""
     N = state.shape[1]
     strides = np.array([1 << (n - 1 - w) for w in step.wires], dtype=np.int64)
     if use_fast(state, fast):
         mats = _np(step.matrices)
-        source, tables = (state, NO_TABLES) if perm is None else (src, perm.gather)
-        for sel, local, starts, offs, W, colmajor in layer_passes(n, strides):
-            _kernel("apply_layer_planar", N)(state.numpy(), source.numpy(), tables,
+        # cur holds the data a pass reads, other the buffer an out-of-place pass writes
+        cur, other = (state, spare) if perm is None else (src, state)
+        tables = NO_TABLES if perm is None else perm.gather
+        passes = layer_passes(n, strides)
+        if perm is not None and passes[0][5] and len(passes) > (2 if after is not None else 1):
+            # the passes commute: a row-major one reads through the ladder (cheaper than a column-major
+            # one), unless the only other pass must write through the ladder after
+            passes = (passes[1], passes[0]) + passes[2:]
+        late = after is not None and passes[-1][5]  # a column-major last pass: the ladder after runs apart
+        for i, (sel, local, starts, offs, W, colmajor) in enumerate(passes):
+            out_tables = after.tables[1] if after is not None and not late and i == len(passes) - 1 else NO_TABLES
+            dst = other if tables.shape[0] or out_tables.shape[0] else cur
+            _kernel("apply_layer_planar", N)(dst.numpy(), cur.numpy(), tables, out_tables,
                                              np.ascontiguousarray(mats[list(sel)]), local, starts, offs, W,
                                              colmajor, numba_kernels.slots(N))
-            source, tables = state, NO_TABLES  # the next pass runs on what this one wrote
-        return
+            if dst is other:
+                cur, other = other, cur
+            tables = NO_TABLES  # the next pass runs on what this one wrote
+        if late:
+            permute_into(other, cur, after)
+            cur = other
+        return cur
     if perm is not None:
         state.copy_(src)
         apply(state, perm, n, fast=fast)
     for r, w in enumerate(step.wires):
         m = step.matrices[r] if step.matrices.shape[1] > 1 else step.matrices[r, 0]
         state.copy_(kernels.apply_matrix(state, m, [w], n))
+    if after is not None:
+        apply(state, after, n, fast=fast)
+    return state
 
 
 def generator_overlap(bra: torch.Tensor, ket: torch.Tensor, gen: np.ndarray, wires, n: int,

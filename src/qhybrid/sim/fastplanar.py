@@ -53,14 +53,24 @@ def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
     if tables.shape[0] > 0:
         _bases(start, offs, tables, base, lo0)
         t0 = tables[0]
-        for h in range(R):
-            bh = base[h]
-            lh = lo0[h]
+        if colmajor:  # column by column: a row's W values land R apart (one cache set)
             for j in range(W):
-                v = row[bh ^ t0[lh + j]]
-                k = j * R + h if colmajor else h * W + j
-                re[k] = v.real
-                im[k] = v.imag
+                rj = re[j * R:(j + 1) * R]
+                ij = im[j * R:(j + 1) * R]
+                for h in range(R):
+                    v = row[base[h] ^ t0[lo0[h] + j]]
+                    rj[h] = v.real
+                    ij[h] = v.imag
+        else:
+            for h in range(R):
+                bh = base[h]
+                lh = lo0[h]
+                rh = re[h * W:(h + 1) * W]
+                ih = im[h * W:(h + 1) * W]
+                for j in range(W):
+                    v = row[bh ^ t0[lh + j]]
+                    rh[j] = v.real
+                    ih[j] = v.imag
     elif colmajor:
         for j in range(W):
             rj = re[j * R:(j + 1) * R]
@@ -95,6 +105,19 @@ def _store(row, start, offs, W, colmajor, re, im):
             p = start + offs[h]
             for j in range(W):
                 row[p + j] = complex(re[q + j], im[q + j])
+
+
+@njit(inline="always")
+def _store_through(row, start, offs, W, re, im, tables, base, lo0):
+    """Row-major planes -> chunk written through the index permutation ``tables`` ((4, 1024)):
+    amplitude ``i = start + offs[h] + j`` to ``row[g(i)]`` (``row`` another buffer than the one read)."""
+    _bases(start, offs, tables, base, lo0)
+    t0 = tables[0]
+    for h in range(offs.shape[0]):
+        bh = base[h]
+        lh = lo0[h]
+        for j in range(W):
+            row[bh ^ t0[lh + j]] = complex(re[h * W + j], im[h * W + j])
 
 
 @njit(inline="always")
@@ -184,10 +207,12 @@ def _sizes(local, starts, offs, W, slots):
 
 
 @register
-def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajor, slots):
+def apply_layer_planar(state, src, tables, out_tables, mats, local, starts, offs, W, colmajor, slots):
     """2x2 ``mats[r]`` ((R, Bm, 2, 2), distinct wires, in order) on every chunk of each row of
     ``src`` (the same array as ``state``, or another one; read through the index permutation
-    ``tables`` when that is (4, 1024)), written to ``state``. Chunk c is the amplitudes
+    ``tables`` when that is (4, 1024)), written to ``state`` (through the permutation
+    ``out_tables``, amplitude ``i`` to ``g(i)``, when that is (4, 1024): row-major passes only,
+    ``src`` then another array). Chunk c is the amplitudes
     ``starts[c] + offs[h] + j`` (``j < W``), in planes as :func:`_load` lays them out; gate r's
     pairs are ``local[r]`` apart there. At most ``slots`` workers take the chunks one by one
     (see :func:`qhybrid.sim.registry.slots`)."""
@@ -208,7 +233,10 @@ def apply_layer_planar(state, src, tables, mats, local, starts, offs, W, colmajo
                 _load(srow, starts[c], offs, W, colmajor, re, im, tables, base, lo0)
                 for r in range(R):
                     _gate(re, im, L, local[r], _mat(mats[r, bm]))
-                _store(row, starts[c], offs, W, colmajor, re, im)
+                if out_tables.shape[0] > 0:
+                    _store_through(row, starts[c], offs, W, re, im, out_tables, base, lo0)
+                else:
+                    _store(row, starts[c], offs, W, colmajor, re, im)
                 c = claim(counter)
 
 

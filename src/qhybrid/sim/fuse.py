@@ -146,6 +146,25 @@ def build_plan(operations, n: int, *, fuse: bool = True) -> Plan:
     return Plan(n, tuple(_ladders(_merge_layers(out), ops, n)), key, layout)
 
 
+def cached_plan(operations, n: int, *, fuse: bool = True, cache=None) -> Plan:
+    """:func:`build_plan`, kept in ``cache`` (a :class:`~qhybrid.sim.cache.Cache`) under the
+    operations' :func:`~qhybrid.sim.plan.structure_key`: a caller that loops over one structure
+    builds its plan once (without a cache, built each time)."""
+    if cache is None:
+        return build_plan(operations, n, fuse=fuse)
+    ops = tuple(operations)
+    key = ("plan", n, fuse, structure_key(ops))
+    plan = cache.get(key)
+    if plan is None:
+        plan = build_plan(ops, n, fuse=fuse)
+        cache.put(key, plan, PLAN_BYTES)
+    return plan
+
+
+#: What a cached plan counts for in a cache's byte budget (its ladder tables are shared).
+PLAN_BYTES = 1 << 12
+
+
 def _merge_layers(segs: list) -> list:
     """Consecutive ``layer`` segments as one: every gate in them is a 1-qubit gate, so each
     wire's gates join one run (in order) and runs on different wires commute."""

@@ -141,6 +141,8 @@ def _merged(entry, ops) -> Operation:
 
 
 def _shape(p) -> tuple:
+    if type(p) is float or type(p) is int:  # the common case, without numpy's dispatch
+        return ()
     return tuple(p.shape) if torch.is_tensor(p) else np.shape(p)
 
 

@@ -9,10 +9,10 @@ Example::
     (zz,) = simulate(c)            # tensor([1.])  - one value per batch row
 
 The circuit's plan (:func:`~qhybrid.sim.fuse.build_plan`, or the caller's) is bound to its
-parameters and its steps run in order, in place on one preallocated state (a CNOT ladder
-followed by a layer of 1-qubit gates is read through by the layer into a spare buffer kept in
-the cache, a ladder alone gathered into it, then the two swap roles); the memory a run needs
-is checked before the state is allocated.
+parameters and its steps run in order, in place on one preallocated state (a layer of 1-qubit
+gates reads through the CNOT ladder before it and writes through the one after it, between the
+state and a spare buffer kept in the cache, a ladder alone is gathered into it, and the two swap
+roles); the memory a run needs is checked before the state is allocated.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .apply import apply, apply_layer, permute_into, use_fast
-from .fuse import build_plan
+from .fuse import cached_plan
 from .measure import measure
 from .cache import keep_buffers, spare_buffers
 from .memory import check_memory
@@ -47,12 +47,13 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
     """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
     the caller keeps between calls) the run starts there; the state returned may be ``out`` or
     the spare buffer from ``cache`` (which then keeps ``out`` instead). ``plan``: the circuit's
-    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says);
-    ``matrices``: its :meth:`~qhybrid.sim.plan.Plan.layer_matrices` when the caller has them."""
+    :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says,
+    and kept in ``cache`` for the next call of the same structure); ``matrices``: its
+    :meth:`~qhybrid.sim.plan.Plan.layer_matrices` when the caller has them."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
     if plan is None:
-        plan = build_plan(circuit.operations, n, fuse=fuse)
+        plan = cached_plan(circuit.operations, n, fuse=fuse, cache=cache)
     steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache, matrices=matrices)
     return run_steps(circuit, steps, dtype=dtype, device=device, fast=fast, cache=cache, out=out)
 
@@ -60,8 +61,9 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
 def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=None,
               out: torch.Tensor | None = None) -> torch.Tensor:
     """The state after ``steps`` (bound steps of ``circuit``'s plan) from its initial state; a
-    first layer on |0...0> builds the product state, a ladder is gathered into the spare buffer
-    (with the layer after it read through it, when there is one)."""
+    first layer on |0...0> builds the product state; with a spare buffer a layer reads through the
+    CNOT ladder before it and writes through the one after it (:func:`ladders_around_layer`), and
+    a ladder alone is gathered into the spare buffer."""
     n = circuit.n_wires
     first = steps[0] if steps else None
     if circuit.initial_state is None and first is not None and first.kind == "layer":
@@ -75,21 +77,40 @@ def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=N
     k = 0
     while k < len(steps):
         step = steps[k]
-        if spare is not None and step.kind == "perm":
-            if k + 1 < len(steps) and steps[k + 1].kind == "layer":
-                # a CNOT ladder then a layer: the layer reads through the ladder into the spare buffer
-                apply_layer(spare, steps[k + 1], n, fast=fast, perm=step, src=state)
-                k += 2
-            else:  # a ladder alone: gathered into the spare buffer
+        if spare is not None:
+            before, layer, after, used = ladders_around_layer(steps, k)
+            if layer is not None and (before is not None or after is not None):
+                # the layer reads through the ladder before it and / or writes through the one after
+                out = apply_layer(state if before is None else spare, layer, n, fast=fast, perm=before, src=state,
+                                  after=after, spare=spare)
+                if out is not state:
+                    state, spare = spare, state
+                k += used
+                continue
+            if step.kind == "perm":  # a ladder alone: gathered into the spare buffer
                 permute_into(spare, state, step)
+                state, spare = spare, state
                 k += 1
-            state, spare = spare, state
-            continue
+                continue
         apply(state, step, n, fast=fast, cache=cache)
         k += 1
     if spare is not None:  # the cache keeps the buffer the caller does not get
         keep_buffers(cache, "forward_spare", (spare,))
     return state
+
+
+def ladders_around_layer(steps: list, k: int) -> tuple:
+    """``(before, layer, after, count)`` for the steps from ``k``: a layer (at ``k``, or at ``k + 1``
+    after a ladder ``before``) and the ladder ``after`` it when no layer follows that one (which
+    would read through it instead); ``count`` the steps they are. ``layer`` None: no layer there."""
+    before = steps[k] if steps[k].kind == "perm" else None
+    j = k + (before is not None)
+    if j >= len(steps) or steps[j].kind != "layer":
+        return None, None, None, 0
+    nxt = steps[j + 1] if j + 1 < len(steps) else None
+    after = nxt if nxt is not None and nxt.kind == "perm" and not (
+        j + 2 < len(steps) and steps[j + 2].kind == "layer") else None
+    return before, steps[j], after, j + 1 - k + (after is not None)
 
 
 def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor | None = None) -> torch.Tensor:
