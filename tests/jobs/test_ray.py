@@ -67,7 +67,7 @@ def cluster(tmp_path_factory):
         assert not Path(head.temp_dir).exists()
 
 
-def _wait_log(job: Job, pattern: str, timeout: float = 60.0) -> re.Match:
+def _wait_log(job: Job, pattern: str, timeout: float = 180.0) -> re.Match:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = re.search(pattern, job.logs())
