@@ -27,7 +27,7 @@ from .adjoint_steps import diagonal_derivatives, fused_step, layer_step, product
 from .apply import apply, generator_overlap, use_fast
 from .bind import PERMUTATIONS, step_for
 from .cache import keep_buffers, spare_buffers
-from .fuse import build_plan
+from .fuse import cached_plan
 from .gates import GATES, gate_generator
 from .memory import check_memory
 from .observables import apply_observable
@@ -80,7 +80,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     B = circuit.batch_size
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
-        plan = build_plan(ops, n, fuse=fuse)
+        plan = cached_plan(ops, n, fuse=fuse, cache=cache)  # as final_state keeps it
     back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
     if back is not None:
         ops = plan.operations(ops)
