@@ -214,3 +214,21 @@ def test_compiling_passes_a_lock_held_too_long(monkeypatch, tmp_path):
         ran = True
     assert ran
     os.close(fd)
+
+
+def test_release_lets_go_of_an_adopted_lock_at_once(monkeypatch, tmp_path):
+    """A child compiling several kernels ahead releases each lock as soon as its kernel is cached:
+    others go on while it compiles the next."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fd = kernel_cache.hold_compiling("first")
+    kernel_cache.adopt("first", fd)
+    try:
+        assert kernel_cache.hold_compiling("first") is None  # held (flock: per open file)
+        kernel_cache.release("first")
+        assert "first" not in kernel_cache._compiling
+        again = kernel_cache.hold_compiling("first")
+        assert again is not None  # free now
+        os.close(again)
+    finally:
+        kernel_cache._compiling.pop("first", None)
+    kernel_cache.release("never-adopted")  # nothing to let go of: nothing happens

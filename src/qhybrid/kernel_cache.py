@@ -232,6 +232,14 @@ def adopt(name: str, fd: int) -> None:
     _compiling[name] = fd
 
 
+def release(name: str) -> None:
+    """Let go of ``name``'s lock this process :func:`adopt`-ed (others waiting on it go on); a
+    later :func:`compiling` of ``name`` takes the lock as any process would."""
+    fd = _compiling.pop(name, None)
+    if fd is not None:
+        os.close(fd)
+
+
 def _lock_file(name: str) -> int | None:
     if fcntl is None:
         return None

@@ -97,3 +97,45 @@ def test_layout_and_registration():
     assert lo.tolist() == [0, 1] and hi.tolist() == [-1, 3] and cbit.tolist() == [0, 8]
     assert tbit.tolist() == [1, 2] and n_outer.tolist() == [8, 2]
     assert {"batched_run", "batched_sweep", "batched_factor_gradients"} <= set(registry.names())
+
+
+LAYER_CALLS = """
+import json, sys
+import numpy as np, torch
+from qhybrid.sim import batched, registry
+from qhybrid.qml import QuantumLayer
+dtype = {"complex128": torch.complex128, "complex64": torch.complex64}[sys.argv[1]]
+real = np.float64 if dtype == torch.complex128 else np.float32
+for name in batched.KERNELS:
+    batched.compile_kernel(name, real)
+layer = QuantumLayer(5, dtype=dtype, generator=torch.Generator().manual_seed(3), kernel="numba")
+x = torch.rand(6, 5, dtype=layer.rotation.dtype, generator=torch.Generator().manual_seed(4))
+layer(x).sum().backward()
+with torch.no_grad():
+    layer(x[:1])
+print(json.dumps({name: len(registry.kernel(name, 0).signatures) for name in batched.KERNELS}))
+"""
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_compile_kernel_compiles_the_signatures_the_layer_calls(dtype, tmp_path):
+    """What a child compiles ahead (compile_kernel) is what the layer runs: forward, backward and a
+    smaller batch add no signature (else the job would compile its own beside the child's)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", LAYER_CALLS, dtype], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1]) == {name: 1 for name in batched.KERNELS}
+
+
+def test_lock_names_and_a_bad_kernel_name():
+    assert batched.lock_name("batched_run", np.float64) == "batched_run-float64"
+    assert batched.lock_name("batched_factor_gradients", np.complex64) == "batched_factor_gradients-float32"
+    with pytest.raises(ValueError, match="valid are batched_run"):
+        batched.compile_kernel("batched_nothing", np.float64)

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from qhybrid.workloads import numba_load
+
 CHECK = """
 import json, sys
 import numpy as np
@@ -116,3 +118,92 @@ def test_the_child_dies_with_its_parent(tmp_path):
     while procs.alive(int(pid), started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not procs.alive(int(pid), started)
+
+
+QML_AHEAD = """
+import json, sys
+import torch
+from qhybrid.workloads import numba_load
+started = numba_load.compile_ahead("complex128", workload="qml")
+children = [c.pid for c in numba_load._children]
+if sys.argv[1] == "kill":  # children that fail: this process compiles the kernels itself
+    for c in numba_load._children:
+        c.kill()
+from qhybrid.qml import QuantumLayer
+from qhybrid.sim import batched, registry
+layer = QuantumLayer(4, generator=torch.Generator().manual_seed(2), kernel="numba")
+twin = QuantumLayer(4, generator=torch.Generator().manual_seed(2), kernel="torch")
+x = torch.rand(5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+out, ref = layer(x), twin(x)
+out.sum().backward()
+ref.sum().backward()
+hits = {name: sum(registry.kernel(name, 0)._cache_hits.values()) for name in batched.KERNELS}
+numba_load.end_children()
+print(json.dumps({"started": started, "children": children, "hits": hits, "left": numba_load._children,
+                  "again": numba_load.compile_ahead("complex128", workload="qml"),
+                  "error": float((out - ref).abs().max()),
+                  "grad_error": float((layer.w_layer1.grad - twin.w_layer1.grad).abs().max())}))
+"""
+
+
+def _qml_ahead(tmp_path, mode):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", QML_AHEAD, mode], capture_output=True, text=True, timeout=600,
+                         env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_qml_kernels_compiled_ahead_by_children_are_loaded_from_the_cache(tmp_path):
+    got = _qml_ahead(tmp_path, "wait")
+    assert got["started"] is True and len(got["children"]) == len(numba_load.QML_GROUPS) and got["left"] == []
+    assert got["hits"] == {name: 1 for name in numba_load.QML_KERNELS}  # each loaded, none compiled here
+    assert got["error"] < 1e-10 and got["grad_error"] < 1e-10
+    assert got["again"] is False  # all in the cache now: no more children
+
+
+@pytest.mark.slow
+def test_failing_qml_children_leave_the_kernels_to_this_process(tmp_path):
+    got = _qml_ahead(tmp_path, "kill")
+    assert got["started"] is True and got["left"] == []
+    assert got["error"] < 1e-10 and got["grad_error"] < 1e-10
+
+
+def test_the_qml_groups_cover_the_layer_kernels_once():
+    from qhybrid.sim import batched
+
+    assert numba_load.QML_KERNELS == batched.KERNELS
+    assert sorted(k for group in numba_load.QML_GROUPS for k in group) == sorted(batched.KERNELS)
+    with pytest.raises(ValueError, match="valid are qaoa, qml"):
+        numba_load.compile_ahead("complex128", workload="vqe")
+
+
+QML_ORPHAN = """
+import os
+from qhybrid.jobs import procs
+from qhybrid.workloads import numba_load
+assert numba_load.compile_ahead("complex128", workload="qml")
+print(" ".join(f"{c.pid} {procs.start_time(c.pid)}" for c in numba_load._children), flush=True)
+os._exit(0)  # without end_children: no child may outlive this process
+"""
+
+
+def test_the_qml_children_die_with_their_parent(tmp_path):
+    import time
+
+    from qhybrid.jobs import procs
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", QML_ORPHAN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0
+    words = out.stdout.split()
+    children = list(zip(words[::2], words[1::2]))
+    assert len(children) == len(numba_load.QML_GROUPS)
+    deadline = time.monotonic() + 5
+    while any(procs.alive(int(p), s) for p, s in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(procs.alive(int(p), s) for p, s in children)

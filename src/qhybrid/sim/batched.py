@@ -20,7 +20,11 @@ threads, one slice of the batch each. They trust their inputs.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+
+from qhybrid import kernel_cache
 
 from .jit import njit
 from .pool import run_parts, slices, threads_for
@@ -198,6 +202,46 @@ def batched_factor_gradients(lam, f, left, out):
 GATE_SPLIT_MIN = 1 << 17
 
 
+#: The kernels the entry points below run, in the order a QML training step first needs them.
+KERNELS = ("batched_run", "batched_sweep", "batched_factor_gradients")
+_USED: set = set()  # lock names whose kernel this process has called once
+
+
+def lock_name(name: str, dtype) -> str:
+    """The ``kernel_cache.compiling`` name of kernel ``name`` for states of ``dtype`` (a float
+    or complex dtype; keyed by the float one): ``batched_run-float64``."""
+    return f"{name}-{np.finfo(dtype).dtype.name}"
+
+
+def _first_use(name: str, dtype):
+    """The lock to run kernel ``name``'s first call under (it compiles or loads there), then nothing."""
+    lock = lock_name(name, dtype)
+    if lock in _USED:
+        return contextlib.nullcontext()
+    _USED.add(lock)
+    return kernel_cache.compiling(lock)
+
+
+def compile_kernel(name: str, dtype) -> None:
+    """Kernel ``name`` of :data:`KERNELS` compiled (or loaded) for states of float ``dtype``, by
+    one call through its entry point on a one-sample state of two wires: the argument types of
+    every call a QML layer makes (arrays C-contiguous, so a batch or a slice of one shares them)."""
+    real = np.dtype(dtype)
+    cplx = np.result_type(real, np.complex64)
+    if name == "batched_factor_gradients":
+        factor_gradients(np.zeros((1, 4), cplx), np.full((1, 2, 2), 0.5, cplx))
+        return
+    lay = layout(2, [(-1, 0), (0, 1)])
+    mats = np.tile(np.eye(2, dtype=cplx), (2, 1, 1))
+    planes = np.zeros((1, 2, 4), real)
+    if name == "batched_run":
+        run(planes, mats, lay)
+    elif name == "batched_sweep":
+        sweep(planes, planes.copy(), mats, lay)
+    else:
+        raise ValueError(f"kernel {name!r}: valid are {', '.join(KERNELS)}")
+
+
 def to_planes(arr: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """Complex ``arr`` ``(B, N)`` copied into the start of ``buf`` (any complex array at least as
     large) as planes ``(B, 2, N)`` of its real dtype."""
@@ -234,11 +278,12 @@ def run(planes: np.ndarray, mats: np.ndarray, lay) -> None:
     k = kernel("batched_run", 0)
     d, gates = as_reals(mats, planes.dtype), len(mats)
     parts, split = _calls(planes, planes.shape[0] * planes.shape[2], gates)
-    if parts is not None:
-        run_parts(k, [(planes[s], d, *lay, 0, gates, 0, 1) for s in parts])
-        return
-    for g in range(gates):
-        run_parts(k, [(planes, d, *lay, g, g + 1, p, split) for p in range(split)])
+    with _first_use("batched_run", planes.dtype):
+        if parts is not None:
+            run_parts(k, [(planes[s], d, *lay, 0, gates, 0, 1) for s in parts])
+            return
+        for g in range(gates):
+            run_parts(k, [(planes, d, *lay, g, g + 1, p, split) for p in range(split)])
 
 
 def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, lay) -> np.ndarray:
@@ -249,13 +294,14 @@ def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, lay) -> np.ndarray
     gates = len(mats)
     dags = as_reals(mats.conj().transpose(0, 2, 1), psi.dtype)
     parts, split = _calls(psi, psi.shape[0] * psi.shape[2], gates)
-    if parts is not None:
-        acc = np.zeros((psi.shape[0], gates, 8))
-        run_parts(k, [(psi[s], lam[s], dags, *lay, 0, gates, 0, 1, acc[s]) for s in parts])
-    else:
-        acc = np.zeros((split, psi.shape[0], gates, 8))
-        for g in range(gates - 1, -1, -1):
-            run_parts(k, [(psi, lam, dags, *lay, g, g + 1, p, split, acc[p]) for p in range(split)])
+    with _first_use("batched_sweep", psi.dtype):
+        if parts is not None:
+            acc = np.zeros((psi.shape[0], gates, 8))
+            run_parts(k, [(psi[s], lam[s], dags, *lay, 0, gates, 0, 1, acc[s]) for s in parts])
+        else:
+            acc = np.zeros((split, psi.shape[0], gates, 8))
+            for g in range(gates - 1, -1, -1):
+                run_parts(k, [(psi, lam, dags, *lay, g, g + 1, p, split, acc[p]) for p in range(split)])
     total = acc.reshape(-1, gates, 8).sum(axis=0)
     return (total[:, 0::2] + 1j * total[:, 1::2]).reshape(gates, 2, 2)
 
@@ -267,5 +313,6 @@ def factor_gradients(lam: np.ndarray, factors: np.ndarray) -> np.ndarray:
     factors = np.ascontiguousarray(factors)
     out = np.empty(factors.shape, dtype=lam.dtype)
     left = np.empty(lam.shape, dtype=lam.dtype)
-    run_parts(k, [(lam[s], factors[s], left[s], out[s]) for s in slices(lam.shape[0], threads_for(lam.size))])
+    with _first_use("batched_factor_gradients", lam.dtype):
+        run_parts(k, [(lam[s], factors[s], left[s], out[s]) for s in slices(lam.shape[0], threads_for(lam.size))])
     return out

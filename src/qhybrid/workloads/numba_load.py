@@ -1,12 +1,15 @@
 """numba's first kernel load, made shorter from the workload's side (the kernels are untouched).
 
-:func:`compile_ahead`: on an empty kernel cache, a child process compiles the Walsh-Hadamard
-butterfly entry (``sim.walsh.butterflies``, about half of a cold QAOA job's compilation) while
-this process compiles the kernels, which take the entry's address only when they run (numba
-compiles in one thread per process at a time, so only a second process overlaps). The child holds
-``kernel_cache.compiling``'s lock on the entry until it exits: ``walsh.butterflies`` here waits for
-it, then loads its entry from the cache, or compiles it here when the child left none. The child
-dies with this process (``PR_SET_PDEATHSIG``) and :func:`end_children` ends and reaps it.
+:func:`compile_ahead`: on an empty kernel cache, child processes compile a job's kernels ahead.
+QAOA: a child compiles the Walsh-Hadamard butterfly entry (``sim.walsh.butterflies``, about half
+of a cold QAOA job's compilation) while this process compiles the kernels, which take the entry's
+address only when they run (numba compiles in one thread per process at a time, so only a second
+process overlaps). QML: two children compile the layer's three kernels (``sim.batched``), started
+before the job imports torch, so they compile while it does. A child holds
+``kernel_cache.compiling``'s lock on each kernel it compiles until that kernel is in the cache
+(the entry: until it exits): the job's first call of it waits for it, then loads it from the
+cache, or compiles it itself when the child left none. The children die with this process
+(``PR_SET_PDEATHSIG``) and :func:`end_children` ends and reaps them.
 
 Before its first kernel runs, cached or freshly compiled, numba loads its whole library of
 implementations. One of them, ``numba.np.arraymath``, probes for BLAS at import by importing
@@ -46,37 +49,64 @@ def skip_blas_probe() -> bool:
 
 
 ENTRY_INDEX = "walsh._butterflies-*.nbi"  # numba's index file of the butterfly entry in the cache
+#: The QML layer's kernels (``sim.batched.KERNELS``, in the order a training step first calls
+#: them), and how they are shared among children: one process compiles the sweep, the largest,
+#: another the rest (numba compiles in one thread per process; the job has two cores).
+QML_KERNELS = ("batched_run", "batched_sweep", "batched_factor_gradients")
+QML_GROUPS = (("batched_run", "batched_factor_gradients"), ("batched_sweep",))
 _children: list = []
 
 
-def compile_ahead(dtype: str) -> bool:
-    """Start a child process compiling the butterfly entry of ``dtype`` (``complex128`` or
-    ``complex64``: the float dtype of its states) when the kernel cache has no butterfly entry
-    yet; True when one was started. Standard library only (nothing of numba is loaded here), so it
-    can run first thing in a job."""
+def compile_ahead(dtype: str, *, workload: str = "qaoa") -> bool:
+    """Start child processes compiling ``workload``'s kernels for ``dtype`` (``complex128`` or
+    ``complex64``: the float dtype of its states) when the kernel cache has none of them yet;
+    True when one was started. ``qaoa``: the butterfly entry (one child); ``qml``: the QML
+    layer's kernels (:data:`QML_GROUPS`, one child per group). Each child holds the
+    ``kernel_cache.compiling`` lock of every kernel it is to compile and releases each once
+    that kernel is in the cache, so the job waits for a kernel only while it is being compiled.
+    Standard library only (nothing of numba is loaded here), so it can run first thing in a job."""
     from qhybrid import kernel_cache
 
     real = {"complex128": "float64", "complex64": "float32"}[dtype]
+    if workload == "qaoa":
+        indexes, groups = (ENTRY_INDEX,), ((f"butterflies-{real}",),)  # (walsh.entry_name)
+    elif workload == "qml":
+        indexes = tuple(f"batched.{name}_serial-*.nbi" for name in QML_KERNELS)
+        groups = tuple(tuple(f"{name}-{real}" for name in group) for group in QML_GROUPS)  # (batched.lock_name)
+    else:
+        raise ValueError(f"workload={workload!r}: valid are qaoa, qml")
     folder = kernel_cache.open_cache()
     try:
-        if next(folder.glob(f"*/{ENTRY_INDEX}"), None) is not None:
+        if all(next(folder.glob(f"*/{index}"), None) is not None for index in indexes):
             return False
     except OSError:
         return False
-    fd = kernel_cache.hold_compiling(f"butterflies-{real}")  # (walsh.entry_name)
-    if fd is None:
+    started = False
+    for group in groups:
+        started |= _start(folder, workload, real, group)
+    return started
+
+
+def _start(folder, workload: str, real: str, locks: tuple[str, ...]) -> bool:
+    """One child compiling the kernels of lock names ``locks`` (those whose lock it could take)."""
+    from qhybrid import kernel_cache
+
+    held = [(name, fd) for name, fd in ((n, kernel_cache.hold_compiling(n)) for n in locks) if fd is not None]
+    if not held:
         return False
     try:
         from qhybrid.jobs.procs import die_with_parent
 
         _children.append(subprocess.Popen(
-            [sys.executable, "-m", "qhybrid.workloads.numba_load", real, str(fd)], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, pass_fds=(fd,), preexec_fn=die_with_parent,
+            [sys.executable, "-m", "qhybrid.workloads.numba_load", workload, real,
+             *(f"{name}={fd}" for name, fd in held)], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, pass_fds=tuple(fd for _, fd in held), preexec_fn=die_with_parent,
             env={**os.environ, "NUMBA_CACHE_DIR": str(folder)}))
     except OSError:
         return False
     finally:
-        os.close(fd)  # the child's copy holds the lock now
+        for _, fd in held:
+            os.close(fd)  # the child's copies hold the locks now
     return True
 
 
@@ -89,19 +119,31 @@ def end_children() -> None:
         child.wait()
 
 
-def _compile(real: str, fd: int) -> None:
-    """The child: the butterfly entry of float dtype ``real``, compiled into the kernel cache
-    under the lock its parent took for it (the descriptor ``fd``)."""
+def _compile(workload: str, real: str, held: list[str]) -> None:
+    """The child: the kernels of ``workload`` for float dtype ``real`` compiled into the kernel
+    cache, each under the lock its parent took for it (``held``: ``name=descriptor``), released
+    once its kernel is there."""
     import numpy as np
 
     from qhybrid import kernel_cache
 
+    locks = dict(item.rsplit("=", 1) for item in held)
+    for name, fd in locks.items():
+        kernel_cache.adopt(name, int(fd))
     skip_blas_probe()
-    from qhybrid.sim import walsh
+    if workload == "qaoa":
+        from qhybrid.sim import walsh
 
-    kernel_cache.adopt(walsh.entry_name(real), fd)
-    walsh.butterflies(np.dtype(real))
+        walsh.butterflies(np.dtype(real))
+        return
+    from qhybrid.sim import batched
+
+    for name in batched.KERNELS:
+        lock = batched.lock_name(name, real)
+        if lock in locks:
+            batched.compile_kernel(name, real)
+            kernel_cache.release(lock)
 
 
 if __name__ == "__main__":
-    _compile(sys.argv[1], int(sys.argv[2]))
+    _compile(sys.argv[1], sys.argv[2], sys.argv[3:])

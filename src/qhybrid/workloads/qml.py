@@ -208,13 +208,17 @@ def set_threads(device_string: str) -> None:
     its ops here are small and idle threads spinning between them cost more than
     they give on shared cores (``OMP_WAIT_POLICY=PASSIVE`` is set at the top of
     this script for torch's OpenMP). The estimate's calibration and benchmark set the same
-    (what they time is this job's step).
+    (what they time is this job's step). numba's library loads without its scipy probe
+    (``numba_load.skip_blas_probe``: a third of a second of the first batch).
     """
     import torch
 
     if "qhybrid.cpu" not in device_string:
         return
     try:
+        from qhybrid.workloads import numba_load
+
+        numba_load.skip_blas_probe()
         import numba
     except ImportError:  # pragma: no cover - the torch kernels then use torch's threads
         return
@@ -307,7 +311,23 @@ def _summary(acc, n_val: int, n_train: int, y_val) -> str:
 
 
 def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
-    """Train; return the result dict (on every rank; rank 0 also saves it)."""
+    """Train; return the result dict (on every rank; rank 0 also saves it).
+
+    On ``qhybrid.cpu`` with an empty kernel cache, child processes compile the layer's kernels
+    first thing (``numba_load.compile_ahead``), while this process imports torch and loads the
+    data; the first batch then waits for each kernel only as long as it is still compiling."""
+    from qhybrid.devices import resolve
+    from qhybrid.workloads import numba_load
+
+    if resolve(device_string).kernels == "numba":
+        numba_load.compile_ahead(settings.dtype, workload="qml")
+    try:
+        return _train(settings, device_string=device_string, data_path=data_path)
+    finally:
+        numba_load.end_children()
+
+
+def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     import torch
     import torch.distributed as dist
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
