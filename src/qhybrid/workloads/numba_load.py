@@ -4,7 +4,7 @@
 QAOA: a child compiles the Walsh-Hadamard butterfly entry (``sim.walsh.butterflies``, about half
 of a cold QAOA job's compilation) while this process compiles the kernels, which take the entry's
 address only when they run (numba compiles in one thread per process at a time, so only a second
-process overlaps). QML: two children compile the layer's three kernels (``sim.batched``), started
+process overlaps). QML: a child compiles the layer's three kernels (``sim.batched``), started
 before the job imports torch, so they compile while it does. A child holds
 ``kernel_cache.compiling``'s lock on each kernel it compiles until that kernel is in the cache
 (the entry: until it exits): the job's first call of it waits for it, then loads it from the
@@ -50,10 +50,11 @@ def skip_blas_probe() -> bool:
 
 ENTRY_INDEX = "walsh._butterflies-*.nbi"  # numba's index file of the butterfly entry in the cache
 #: The QML layer's kernels (``sim.batched.KERNELS``, in the order a training step first calls
-#: them), and how they are shared among children: one process compiles the sweep, the largest,
-#: another the rest (numba compiles in one thread per process; the job has two cores).
+#: them), and how they are shared among children: all in one (measured on 2 busy cores: a second
+#: child, the sweep alone, made the first epoch ~0.5 s shorter but the job's start ~2-4 s longer,
+#: each child paying ~1 s of CPU for its own start).
 QML_KERNELS = ("batched_run", "batched_sweep", "batched_factor_gradients")
-QML_GROUPS = (("batched_run", "batched_factor_gradients"), ("batched_sweep",))
+QML_GROUPS = (QML_KERNELS,)
 _children: list = []
 
 

@@ -313,7 +313,7 @@ def _summary(acc, n_val: int, n_train: int, y_val) -> str:
 def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     """Train; return the result dict (on every rank; rank 0 also saves it).
 
-    On ``qhybrid.cpu`` with an empty kernel cache, child processes compile the layer's kernels
+    On ``qhybrid.cpu`` with an empty kernel cache, a child process compiles the layer's kernels
     first thing (``numba_load.compile_ahead``), while this process imports torch and loads the
     data; the first batch then waits for each kernel only as long as it is still compiling."""
     from qhybrid.devices import resolve
