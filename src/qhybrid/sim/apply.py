@@ -172,8 +172,19 @@ def _passes(n: int, bits: tuple) -> tuple:
         rows = sorted(gated + fill)
         local = np.array([8 << rows.index(bits[i]) for i in group], dtype=np.int64)
         others = [b for b in range(3, n) if b not in rows]
-        out.append((tuple(group), local, _bit_combinations(others), _bit_combinations(rows), 8, False))
+        out.append((tuple(group), local, _bit_combinations(others), *_segments(rows), False))
     return tuple(out)
+
+
+def _segments(rows: list) -> tuple:
+    """``(offs, W)`` of a row-major pass whose rows of 8 amplitudes are over the bits ``rows``:
+    rows whose lowest bits are 3, 4, ... lie side by side in the state, so they are copied as
+    one run of ``W`` (at most 1024: a run stays inside one block of the ladder tables' low
+    digit). The planes' layout is the same either way, only the copy loops get longer."""
+    k = 0
+    while k < len(rows) and rows[k] == 3 + k and k < 7:
+        k += 1
+    return _bit_combinations(rows[k:]), 8 << k
 
 
 def layer_passes(n: int, strides) -> tuple:

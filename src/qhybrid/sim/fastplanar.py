@@ -79,14 +79,27 @@ def _load(row, start, offs, W, colmajor, re, im, tables, base, lo0):
                 v = row[start + offs[h] + j]
                 rj[h] = v.real
                 ij[h] = v.imag
-    else:
+    else:  # on the float view: the deinterleaving loop vectorizes (complex loads do not)
+        flat = row.view(re.dtype)
         for h in range(R):
-            q = h * W
-            p = start + offs[h]
-            for j in range(W):
-                v = row[p + j]
-                re[q + j] = v.real
-                im[q + j] = v.imag
+            p = 2 * (start + offs[h])
+            _split(flat[p:p + 2 * W], re[h * W:(h + 1) * W], im[h * W:(h + 1) * W])
+
+
+@njit(inline="always")
+def _split(pairs, re, im):
+    """Interleaved (real, imaginary) ``pairs`` -> the planes' runs ``re``, ``im``."""
+    for j in range(re.shape[0]):
+        re[j] = pairs[2 * j]
+        im[j] = pairs[2 * j + 1]
+
+
+@njit(inline="always")
+def _join(pairs, re, im):
+    """The planes' runs ``re``, ``im`` -> interleaved ``pairs`` (the inverse of :func:`_split`)."""
+    for j in range(re.shape[0]):
+        pairs[2 * j] = re[j]
+        pairs[2 * j + 1] = im[j]
 
 
 @njit(inline="always")
@@ -100,11 +113,10 @@ def _store(row, start, offs, W, colmajor, re, im):
             for h in range(R):
                 row[start + offs[h] + j] = complex(rj[h], ij[h])
     else:
+        flat = row.view(re.dtype)
         for h in range(R):
-            q = h * W
-            p = start + offs[h]
-            for j in range(W):
-                row[p + j] = complex(re[q + j], im[q + j])
+            p = 2 * (start + offs[h])
+            _join(flat[p:p + 2 * W], re[h * W:(h + 1) * W], im[h * W:(h + 1) * W])
 
 
 @njit(inline="always")
