@@ -102,7 +102,9 @@ os._exit(0)  # without end_children: the child must not outlive this process
 """
 
 
-def test_the_child_dies_with_its_parent(tmp_path):
+def _orphans(tmp_path, script: str):
+    """Run ``script`` (it prints ``pid start_time`` per child, then exits without reaping them);
+    wait up to 5 s for those children to die; return ``(still alive, all)``."""
     import time
 
     from qhybrid.jobs import procs
@@ -110,14 +112,21 @@ def test_the_child_dies_with_its_parent(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     # (stderr not a pipe: the child inherits it, and a pipe would be read until the child ends too)
-    out = subprocess.run([sys.executable, "-c", ORPHAN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    out = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          text=True, timeout=120, env=env)
     assert out.returncode == 0
-    pid, started = out.stdout.split()
+    words = out.stdout.split()
+    children = list(zip(words[::2], words[1::2]))
+    assert children
     deadline = time.monotonic() + 5  # (the child's own compilation takes longer than this)
-    while procs.alive(int(pid), started) and time.monotonic() < deadline:
+    while any(procs.alive(int(p), s) for p, s in children) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not procs.alive(int(pid), started)
+    return [(p, s) for p, s in children if procs.alive(int(p), s)], children
+
+
+def test_the_child_dies_with_its_parent(tmp_path):
+    alive, children = _orphans(tmp_path, ORPHAN)
+    assert len(children) == 1 and not alive
 
 
 QML_AHEAD = """
@@ -191,19 +200,5 @@ os._exit(0)  # without end_children: no child may outlive this process
 
 
 def test_the_qml_children_die_with_their_parent(tmp_path):
-    import time
-
-    from qhybrid.jobs import procs
-
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
-    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
-    out = subprocess.run([sys.executable, "-c", QML_ORPHAN], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True, timeout=120, env=env)
-    assert out.returncode == 0
-    words = out.stdout.split()
-    children = list(zip(words[::2], words[1::2]))
-    assert len(children) == len(numba_load.QML_GROUPS)
-    deadline = time.monotonic() + 5
-    while any(procs.alive(int(p), s) for p, s in children) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(procs.alive(int(p), s) for p, s in children)
+    alive, children = _orphans(tmp_path, QML_ORPHAN)
+    assert len(children) == len(numba_load.QML_GROUPS) and not alive
