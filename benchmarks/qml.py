@@ -147,7 +147,7 @@ def dp_rows(n, *, batch_size, epochs, rounds=3) -> list[dict]:
     and with 2 processes (one thread each): median epoch seconds of epochs 2.., each configuration
     run ``rounds`` times, interleaved (our cores are shared: a slow minute hits all three), and the
     median over the rounds."""
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     script = Path(__file__).resolve().parents[1] / "src" / "qhybrid" / "workloads" / "qml.py"
     hp = {"nwires": str(n), "ndata": "208", "batch_size": str(batch_size), "epochs": str(epochs)}

@@ -33,7 +33,7 @@ def no_leftover_jobs(_isolated_home):
     yield
     if not (Path(_isolated_home) / "index.db").exists():
         return
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     for job in Job.list():
         if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):

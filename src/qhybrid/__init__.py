@@ -7,12 +7,13 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Job": "qhybrid.jobs",
-    "InstanceConfig": "qhybrid.jobs",
-    "hybrid_job": "qhybrid.jobs",
+    "Job": "qhybrid.submit",
+    "InstanceConfig": "qhybrid.jobs.spec",
+    "hybrid_job": "qhybrid.submit",
+    "SubmitOptions": "qhybrid.submit",
 }
 
-__all__ = ["Job", "InstanceConfig", "hybrid_job", "__version__"]
+__all__ = ["Job", "InstanceConfig", "SubmitOptions", "hybrid_job", "__version__"]
 
 
 def __getattr__(name):  # lazy so `import qhybrid` stays cheap for job scripts

@@ -106,6 +106,18 @@ class Target:
     def spec(self) -> DeviceSpec:
         return DeviceSpec(self.provider, self.name)
 
+    def record(self) -> dict:
+        """What a JobSpec keeps of the target (JSON): all but the kernel set, which the machine
+        that runs the job decides (:meth:`from_record`)."""
+        return {"provider": self.provider, "name": self.name, "torch_device": self.torch_device,
+                "needs_gpu": self.needs_gpu}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Target":
+        """The Target a JobSpec carries, rebuilt without parsing a device string again."""
+        spec = DeviceSpec(record["provider"], record["name"])
+        return cls(spec.provider, spec.name, record["torch_device"], bool(record["needs_gpu"]), _kernel_set(spec))
+
     def __str__(self) -> str:
         return str(self.spec)
 

@@ -69,6 +69,6 @@ def test_exported_notebook_without_main_guard_submits_once(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("{'value': 6}")
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     assert len(Job.list()) == 1

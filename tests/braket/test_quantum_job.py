@@ -20,7 +20,7 @@ from qhybrid.braket import (
     StoppingCondition,
 )
 from qhybrid.errors import DeviceError, JobNotFoundError, PersistedDataError, SpecError
-from qhybrid.jobs import Job
+from qhybrid.submit import Job
 
 from braketkit import LIGHTNING, QHYBRID_CPU
 from jobkit import nothing_written

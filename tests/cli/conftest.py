@@ -25,7 +25,7 @@ def _no_leftover_jobs(_isolated_home, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     yield
     if (_isolated_home / "index.db").exists():
-        from qhybrid.jobs import Job
+        from qhybrid.submit import Job
 
         for job in Job.list():
             if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):

@@ -61,8 +61,8 @@ def test_picking_the_default_never_imports_torch(tmp_path):
         f"instances.NVIDIA_DRIVER = pathlib.Path({str(tmp_path)!r})\n"
         "instances.torch_build = lambda: '2.13.0+cu128'\n"
         "from qhybrid.cli import options\n"
-        "from qhybrid.jobs import preflight\n"
-        "print(options.device_string(None), preflight._local_cuda(), 'torch' in sys.modules)\n"
+        "from qhybrid.submit import preflight\n"
+        "print(options.device_string(None), preflight.cuda_expected(), 'torch' in sys.modules)\n"
     )
     env = {k: v for k, v in __import__("os").environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)

@@ -81,7 +81,7 @@ def test_qaoa_start_up_imports_no_torch_and_the_cli_no_numba(_isolated_home):
     doc = json.loads(proc.stdout)
     assert doc["state"] == "COMPLETED"
     cli = _imported(proc.stderr)
-    assert {"qhybrid.cli", "qhybrid.jobs.preflight"} <= cli
+    assert {"qhybrid.cli", "qhybrid.submit.preflight"} <= cli
     assert not {"torch", "numba"} & cli, sorted({"torch", "numba"} & cli)
     # start-up (issue 15): no pydantic (option values), numpy or networkx in the command, nor a
     # second interpreter for the supervisor; no networkx or scipy.linalg in the job

@@ -7,7 +7,7 @@ import pytest
 
 import qhybrid.workloads.qaoa as workload
 from qhybrid.cli import results
-from qhybrid.jobs import Job
+from qhybrid.submit import Job
 
 SOURCE = str(Path(workload.__file__))
 

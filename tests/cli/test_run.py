@@ -71,7 +71,7 @@ def test_pairs():
 
 
 def test_run_tags_the_job(script, cli):
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     result = cli("run", script, "--name", "tagged", "--tag", "team=qml", "--tag", "stage=2", "--json")
     assert result.exit_code == 0, result.stderr

@@ -5,7 +5,8 @@ import pytest
 
 import qhybrid.workloads.qaoa as wq
 from qhybrid.estimate.jobs import BudgetError, compare, read_prediction
-from qhybrid.jobs import InstanceConfig, Job
+from qhybrid.jobs import InstanceConfig
+from qhybrid.submit import Job
 
 
 def _nothing_written(home) -> bool:
@@ -130,12 +131,12 @@ def test_measured_per_iteration_from_metrics(tmp_path):
 
 def test_a_failing_estimate_does_not_block_the_job(cached, monkeypatch):
     from qhybrid.errors import JobError
-    from qhybrid.estimate import predict
+    from qhybrid.submit import budget
 
     def broken(*args, **kwargs):
         raise JobError("estimate probe failed: no device")
 
-    monkeypatch.setattr(predict, "estimate_job", broken)
+    monkeypatch.setattr(budget, "estimate_spec", broken)
     job = Job.create(**qaoa(max_cost=10.0), in_process=True)
     assert job.state() == "COMPLETED" and read_prediction(job.folder) is None
 

@@ -99,7 +99,7 @@ def test_script_without_history_is_unknown_and_calibrates_nothing(write_script, 
 
 
 def test_script_with_history_is_predicted_from_it(write_script, calibration):
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     script = write_script("train.py", """
         from qhybrid.jobs import log_metric

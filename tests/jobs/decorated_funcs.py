@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from qhybrid.jobs import hybrid_job, hyperparameters, log_metric
+from qhybrid.jobs import hyperparameters, log_metric
+
+from qhybrid.submit import hybrid_job
 
 CPU = "local:qhybrid/qhybrid.cpu"
 

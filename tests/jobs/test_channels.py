@@ -8,7 +8,8 @@ import pytest
 from jobkit import CPU, nothing_written
 
 from qhybrid.errors import SpecError
-from qhybrid.jobs import Job, channels
+from qhybrid.jobs import channels
+from qhybrid.submit import Job
 
 
 @pytest.fixture

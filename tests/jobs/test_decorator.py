@@ -58,7 +58,7 @@ def test_function_travels_by_value_closures_and_runtime_globals(tmp_path, monkey
 
 
 def test_hyperparameters_sanitized_as_braket_does():
-    from qhybrid.jobs.decorator import call_hyperparameters, sanitize
+    from qhybrid.submit.decorator import call_hyperparameters, sanitize
 
     def f(a, b=(1, 2), *rest, c="$x&y`", **kw):
         return None
@@ -117,7 +117,7 @@ def test_module_calling_its_own_job_at_import_does_not_resubmit(write_script, mo
     from qhybrid import Job
 
     path = write_script("selfcall.py", """
-        from qhybrid.jobs import hybrid_job
+        from qhybrid.submit import hybrid_job
 
         @hybrid_job(device="local:qhybrid/qhybrid.cpu")
         def plus_one(x):

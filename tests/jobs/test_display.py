@@ -1,7 +1,7 @@
 """``Job._repr_html_``: a job in a notebook."""
 from __future__ import annotations
 
-from qhybrid.jobs import Job
+from qhybrid.submit import Job
 
 
 def test_repr_html_shows_state_and_answer(tmp_path):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from jobkit import CPU
 
-from qhybrid.jobs import Job, entry
+from qhybrid.jobs import entry
+
+from qhybrid.submit import Job
 
 FAST = """
     import atexit, sys

@@ -5,7 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from qhybrid.jobs import Job, environment
+from qhybrid.jobs import environment
+
+from qhybrid.submit import Job
 
 
 def test_collect_has_the_facts(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 from jobkit import CPU, gone, nothing_written, wait_for
 
 from qhybrid.errors import SpecError
-from qhybrid.jobs import Job, launch, store
+from qhybrid.jobs import launch, store
+from qhybrid.submit import Job
 
 GATED = """
     import os, time
@@ -25,7 +26,7 @@ GATED = """
 
 CREATE = """
 import json, os, sys
-from qhybrid.jobs import Job
+from qhybrid.submit import Job
 job = Job.create({device!r}, {script!r}, hyperparameters={{"gate": {gate!r}}}, launch="fork")
 print(json.dumps({{"name": job.name, "sid": os.getsid(0), "pid": os.getpid()}}), flush=True)
 """

@@ -23,7 +23,8 @@ from qhybrid.cli import main  # noqa: E402
 from qhybrid.cli import qaoa as qaoa_cli  # noqa: E402
 from qhybrid.cli import qml as qml_cli  # noqa: E402
 from qhybrid.errors import ClusterError, SpecError  # noqa: E402
-from qhybrid.jobs import InstanceConfig, Job, store  # noqa: E402
+from qhybrid.jobs import InstanceConfig, store  # noqa: E402
+from qhybrid.submit import Job
 from qhybrid.jobs.backends.ray import cluster as ray_cluster  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]

@@ -12,7 +12,7 @@ import pytest
 
 import qhybrid.workloads.qaoa as workload
 from qhybrid.errors import SpecError
-from qhybrid.jobs import Job
+from qhybrid.submit import Job
 
 SOURCE = str(Path(workload.__file__))
 KEYS = {"summary", "params", "energy", "best_bitstring", "best_value", "best_cut", "optimum", "found",

@@ -8,7 +8,8 @@ import torch
 
 import qhybrid.workloads.qml as workload
 from qhybrid.errors import SpecError
-from qhybrid.jobs import Job, store
+from qhybrid.jobs import store
+from qhybrid.submit import Job
 
 CPU = "local:qhybrid/qhybrid.cpu"
 SCRIPT = str(Path(workload.__file__))

@@ -1,4 +1,4 @@
-"""``hybrid_job`` with every keyword of Braket's decorator, over ``qhybrid.jobs.decorator``.
+"""``hybrid_job`` with every keyword of Braket's decorator, over ``qhybrid.submit.decorator``.
 
 Calling the decorated function returns an ``AwsQuantumJob`` (``local=True``: a
 ``LocalQuantumJob``, already finished, its log streamed).
@@ -11,7 +11,7 @@ Example:
 """
 from __future__ import annotations
 
-from qhybrid.jobs import decorator as _core
+from qhybrid.submit import decorator as _core
 
 
 def hybrid_job(
@@ -56,9 +56,10 @@ def hybrid_job(
         aws_session=aws_session, tags=tags, logger=logger, quiet=bool(quiet), reservation_arn=reservation_arn,
     )
 
-    def submit(create_kwargs: dict):
-        keep = ("device", "source_module", "entry_point", "job_name", "hyperparameters", "input_data")
-        kwargs = {k: create_kwargs[k] for k in keep}
+    def submit(*, device, source_module, entry_point, options):
+        kwargs = dict(device=device, source_module=source_module, entry_point=entry_point,
+                      job_name=options.job_name, hyperparameters=options.hyperparameters,
+                      input_data=options.input_data)
         if local:
             return LocalQuantumJob.create(**kwargs, **braket, **qhybrid_options)
         return AwsQuantumJob.create(**kwargs, wait_until_complete=wait_until_complete, **braket, **qhybrid_options)

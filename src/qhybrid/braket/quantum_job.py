@@ -28,7 +28,7 @@ from typing import Any
 from qhybrid.braket import config as cfg
 from qhybrid.errors import JobError, SpecError
 from qhybrid.jobs import store
-from qhybrid.jobs.job import Job
+from qhybrid.submit.job import Job
 from qhybrid.jobs.spec import job_ref_name
 
 DEFAULT_RESULTS_POLL_TIMEOUT = 10 * 24 * 60 * 60

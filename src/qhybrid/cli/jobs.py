@@ -33,7 +33,7 @@ def _cost(value) -> str:
 
 
 def _jobs(names: list[str]):
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     return [Job.get(n) for n in names]
 
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         """Jobs, newest first: state, device, when, billed time, the key result, cost."""
         from qhybrid.cli.results import key_metric
         from qhybrid.cli.run import pairs
-        from qhybrid.jobs import Job
+        from qhybrid.submit import Job
 
         tags = pairs(tag, "--tag") or None
         found = list(reversed(Job.list(state=state.upper() if state else None, tags=tags)))
@@ -81,7 +81,8 @@ def register(app: typer.Typer) -> None:
         """A job: state, device, times, hyperparameters, the answer, cost, environment, failure."""
         from qhybrid.cli.results import result_of
         from qhybrid.cli.workload import _cost_line
-        from qhybrid.jobs import Job, environment
+        from qhybrid.jobs import environment
+        from qhybrid.submit import Job
 
         job = Job.get(name)
         info = job.describe()
@@ -129,7 +130,7 @@ def register(app: typer.Typer) -> None:
         """A job's log (stdout and stderr of all its processes)."""
         import sys
 
-        from qhybrid.jobs import Job
+        from qhybrid.submit import Job
 
         job = Job.get(name)
         if not follow:
@@ -178,7 +179,7 @@ def register(app: typer.Typer) -> None:
                allow_pickle: options.AllowPickle = False,
                json_: options.Json = False) -> None:
         """Wait for a job and print its result (JSON)."""
-        from qhybrid.jobs import Job
+        from qhybrid.submit import Job
 
         output.print_json(Job.get(name).result(timeout=timeout, allow_pickle=allow_pickle))
 
@@ -223,7 +224,7 @@ def register(app: typer.Typer) -> None:
     @jobs.command("cancel")
     def cancel(name: options.JobName, json_: options.Json = False) -> None:
         """End a job's whole process tree."""
-        from qhybrid.jobs import Job
+        from qhybrid.submit import Job
 
         state = Job.get(name).cancel()
         if json_:

@@ -205,7 +205,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
     Raises:
         SpecError, InstanceError, DeviceError: bad input (the CLI prints them in one line).
     """
-    from qhybrid.jobs import Job
+    from qhybrid.submit import Job
 
     job = Job.create(**{"launch": LAUNCH, **job_kwargs})
     if not wait:

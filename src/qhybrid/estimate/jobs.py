@@ -1,15 +1,8 @@
-"""The estimate beside a job: the budget check at submission, the stored prediction, predicted vs measured.
+"""The estimate beside a job: the stored prediction, predicted vs measured.
 
-``Job.create`` calls :func:`preflight` before anything is written: with a
-``max_cost`` it predicts the run (calibrating this machine once if needed) and
-refuses a job whose predicted cost exceeds the budget unless ``force``; without
-one it predicts with the cached calibration, or, when there is none, with this
-CPU's nominal figures (``calibrate.nominal_calibration``: nothing measured, a
-submission never waits for a calibration it did not ask for; PennyLane devices
-get a nominal probe when none is cached). An uncalibrated prediction is marked
-so (``calibrated: false``); the cost line's other instances still come from the
-model's time ratios, anchored to the measured run (its own calibration point). The prediction is written to
-``estimate.json`` in the job folder; ``describe()`` puts it beside the
+The budget check at submission is ``qhybrid.submit.budget`` (above the runtime); it writes its
+prediction to ``estimate.json`` in the job folder (an uncalibrated one marked
+``calibrated: false``); ``describe()`` puts it beside the
 measurement and prices the same run on other instance types by the model's
 time ratios, anchored to the measured bill.
 """
@@ -19,55 +12,13 @@ import json
 from pathlib import Path
 
 from qhybrid.errors import SpecError
+from qhybrid.jobs import instances, metrics
 
 FILE = "estimate.json"
 
 
 class BudgetError(SpecError):
     """A job whose predicted cost exceeds its max_cost (submit with force=True to run it anyway)."""
-
-
-def kwargs_from_spec(spec) -> dict:
-    """``Job.create`` keywords that describe a built :class:`~qhybrid.jobs.spec.JobSpec`."""
-    from qhybrid.jobs import InstanceConfig
-
-    return {"device": spec.device, "source_module": spec.source, "entry_point": spec.entry_point,
-            "hyperparameters": spec.hyperparameters, "distribution": spec.distribution,
-            "processes_per_instance": spec.processes_per_instance if spec.distribution else None,
-            "instance_config": InstanceConfig(instanceType=spec.instance_type, instanceCount=spec.instance_count)}
-
-
-def preflight(spec, *, force: bool = False):
-    """Predict ``spec`` (None when the estimate fails); check its budget. Without a budget nothing is
-    measured: the cached calibration, or the nominal one (:func:`~qhybrid.estimate.calibrate.nominal_calibration`).
-
-    Raises:
-        BudgetError: the predicted cost on the job's instances exceeds ``spec.max_cost`` and not ``force``.
-    """
-    from qhybrid.estimate.calibrate import cached_calibration, nominal_calibration
-    from qhybrid.estimate.predict import estimate_job
-    from qhybrid.estimate.render import format_cost, summary
-
-    from qhybrid.errors import QhybridError
-
-    cal = None if spec.max_cost is not None else (cached_calibration() or nominal_calibration())
-    try:
-        est = estimate_job(kwargs_from_spec(spec), calibration=cal)
-    except (QhybridError, OSError):  # a failed probe, an unreadable store: no prediction, the job runs as before
-        return None
-    row = est.row(spec.instance_type)
-    if spec.max_cost is not None and not force and row.cost_usd is not None and row.cost_usd > spec.max_cost:
-        raise BudgetError(f"predicted cost {format_cost(row)} exceeds max_cost ${spec.max_cost:g} "
-                          f"({summary(est)}); raise max_cost, choose a cheaper instance "
-                          f"(qhybrid estimate), or submit with force=True (--force)")
-    return est
-
-
-def write_prediction(folder: Path, est) -> None:
-    """Write the estimate to ``folder/estimate.json`` (atomically)."""
-    from qhybrid.jobs.contract import write_atomic
-
-    write_atomic(Path(folder) / FILE, json.dumps(est.to_dict()))
 
 
 def read_prediction(folder: Path) -> dict | None:
@@ -82,8 +33,6 @@ def measured_per_iteration(folder: Path, prediction: dict | None) -> float | Non
     """Median measured seconds per iteration from the job's metrics: ``iteration_seconds`` (QAOA), or
     ``epoch_seconds`` over the steps of an epoch (QML, from the prediction's iteration count)."""
     import statistics
-
-    from qhybrid.jobs import metrics
 
     rows = metrics.read_rows(Path(folder) / "metrics.jsonl")
     its = [float(r["iteration_seconds"]) for r in rows if r.get("iteration_seconds") is not None and not r.get("rank")]
@@ -106,8 +55,6 @@ def compare(prediction: dict | None, *, instance_type: str, measured_seconds: fl
         ``cost_on_other_instances_usd`` (by the model's time ratio, anchored to the measured bill; without
         a predicted time, :func:`by_core_speed`) and ``cost_on_other_instances_basis`` (``model`` or ``this run``).
     """
-    from qhybrid.jobs import instances
-
     out = {"predicted": None, "measured_over_predicted": None, "cost_on_other_instances_basis": None,
            "measured_seconds_per_iteration": None}
     rows = {r["target"]: r for r in (prediction or {}).get("rows", [])}
@@ -149,8 +96,6 @@ def by_core_speed(billed_seconds: float, instance_type: str, instance_count: int
     without history, a job from before predictions were stored): this run as its own history, scaled by
     one core's peak there against its own type's (what ``estimate run`` does with a script's history)."""
     from qhybrid.estimate.hardware import instance_machine
-    from qhybrid.jobs import instances
-
     cat = instances.catalogue()
     own = instance_machine(cat[instance_type]).core_gflops if instance_type in cat else None
     out = {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from qhybrid.errors import SpecError
 
@@ -76,31 +75,41 @@ class _Job:
     workload: str  # qaoa | qml | script
     device: str
     settings: object
-    kwargs: dict
+    distribution: str | None = None
+    processes_per_instance: int | None = None
     history: object = None  # a script's History (None: none, or not a script)
 
 
 def _identify(job_kwargs: dict) -> _Job:
-    from qhybrid.devices import parse_device
-    import qhybrid.workloads.qaoa as wq
-    import qhybrid.workloads.qml as wm
+    """The job ``Job.create``'s keywords describe (``qhybrid estimate``), its workload found in the table."""
+    from qhybrid.devices import resolve
+    from qhybrid.workloads import table
 
     device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
     if device not in MODELLED_ONLY:  # lightning.gpu may be estimated where it is not installed
-        device = str(parse_device(device))
+        device = str(resolve(device))
     source = job_kwargs.get("source_module")
     if source is None:
         raise SpecError("the job has no source_module to estimate")
-    src = Path(source).resolve() if not callable(source) else None
     hp = {str(k): str(v) for k, v in (job_kwargs.get("hyperparameters") or {}).items()}
-    for module, name in ((wq, "qaoa"), (wm, "qml")):
-        if src is not None and src == Path(module.__file__).resolve() and job_kwargs.get("entry_point") in (None, name):
-            return _Job(name, device, module.parse_settings(hp), job_kwargs)
+    workload = table.find(source, job_kwargs.get("entry_point")) if not callable(source) else None
+    settings = workload.parse_settings(hp) if workload is not None else None
+    return _script_or(workload.name if workload else None, device, settings, source=source,
+                      entry_point=job_kwargs.get("entry_point"), hyperparameters=hp,
+                      distribution=job_kwargs.get("distribution"),
+                      processes_per_instance=job_kwargs.get("processes_per_instance"), callable_=callable(source))
+
+
+def _script_or(workload, device, settings, *, source, entry_point, hyperparameters, distribution,
+               processes_per_instance, callable_: bool = False) -> _Job:
+    """A built-in workload's job, or a script's with its history (what earlier runs of it measured)."""
+    if workload is not None:
+        return _Job(workload, device, settings, distribution, processes_per_instance)
     from qhybrid.estimate.history import script_history
 
-    hist = script_history(source=source, entry_point=job_kwargs.get("entry_point"), device=device,
-                          hyperparameters=hp) if src is not None else None
-    return _Job("script", device, None, job_kwargs, hist)
+    hist = None if callable_ else script_history(source=source, entry_point=entry_point, device=device,
+                                                 hyperparameters=hyperparameters)
+    return _Job("script", device, None, distribution, processes_per_instance, hist)
 
 
 def _device_on(device: str, machine, *, own: bool = False) -> tuple[str, bool]:
@@ -183,9 +192,9 @@ def _iteration_note(job: _Job, iterations: int | None, expected) -> tuple[str, .
 
 
 def _world(job: _Job, machine, count: int, gpu: bool) -> int:
-    if not job.kwargs.get("distribution"):
+    if not job.distribution:
         return 1
-    ppi = job.kwargs.get("processes_per_instance") or (machine.gpus if gpu and machine.gpus else 1)
+    ppi = job.processes_per_instance or (machine.gpus if gpu and machine.gpus else 1)
     return count * max(1, ppi)
 
 
@@ -345,16 +354,49 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
         >>> est = estimate_job(qaoa_kwargs)             # doctest: +SKIP
         >>> est.row("ml.m5.2xlarge").cost_usd           # doctest: +SKIP
     """
-    from qhybrid.estimate.calibrate import local_calibration
-    from qhybrid.estimate.hardware import instance_machine, local_machine
-    from qhybrid.jobs import InstanceConfig
-    from qhybrid.jobs.instances import get_instance
+    from qhybrid.jobs.spec import InstanceConfig
 
     if gpu and cpu:
         raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
     job = _identify(job_kwargs)
     ic = job_kwargs.get("instance_config") or InstanceConfig()
-    own = get_instance(ic.instanceType)
+    return _estimate(job, ic.instanceType, ic.instanceCount, instances=instances, gpu=gpu, cpu=cpu,
+                     calibration=calibration, local=local)
+
+
+def estimate_spec(spec, *, target, workload: str | None, settings, instances=None, gpu: bool = False,
+                  cpu: bool = False, calibration=None, local: bool = True) -> Estimate:
+    """Predict a built JobSpec: its resolved ``target`` and its workload's parsed ``settings``.
+
+    Args:
+        spec: a :class:`~qhybrid.jobs.spec.JobSpec` (its instance type and count, distribution, source).
+        target: the :class:`~qhybrid.devices.Target` resolved at submission.
+        workload: the built-in workload's name in ``workloads.table`` (None: a script).
+        settings: that workload's parsed settings (None for a script).
+        instances, gpu, cpu, calibration, local: as :func:`estimate_job`.
+
+    Raises:
+        SpecError: without a target (a device passed through to the script: nothing to model);
+            ``gpu`` and ``cpu`` together.
+    """
+    if gpu and cpu:
+        raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
+    if target is None:
+        raise SpecError(f"device {spec.device!r} is the script's own business: nothing to estimate")
+    job = _script_or(workload, str(target), settings, source=spec.source, entry_point=spec.entry_point,
+                     hyperparameters=spec.hyperparameters, distribution=spec.distribution,
+                     processes_per_instance=spec.processes_per_instance if spec.distribution else None)
+    return _estimate(job, spec.instance_type, spec.instance_count, instances=instances, gpu=gpu, cpu=cpu,
+                     calibration=calibration, local=local)
+
+
+def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, gpu: bool, cpu: bool,
+              calibration, local: bool) -> Estimate:
+    from qhybrid.estimate.calibrate import local_calibration
+    from qhybrid.estimate.hardware import instance_machine, local_machine
+    from qhybrid.jobs.instances import get_instance
+
+    own = get_instance(instance_type)
     # a script without history needs no calibration (nothing to scale): none is measured for it
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     expected = _expected(job)
@@ -363,7 +405,7 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
-    rows = [_row(job, instance_machine(i), i, cal, ic.instanceCount, iterations, own=i.type == own.type)
+    rows = [_row(job, instance_machine(i), i, cal, instance_count, iterations, own=i.type == own.type)
             for i in insts]
     if local:
         rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
@@ -378,7 +420,7 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     machine = instance_machine(own)
     _, uses_gpu = _device_on(job.device, machine, own=True)
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
-                    instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
+                    instance_count=instance_count, world_size=_world(job, machine, instance_count, uses_gpu),
                     iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,
                     iterations_range=None if expected is None else span, cheapest=cheapest, fastest=fastest,
                     calibrated=cal is None or not cal.nominal,

@@ -1,10 +1,13 @@
-"""The job runtime: submit, supervise and inspect hybrid jobs; in-job helpers.
+"""The job runtime: runs any script (spec, store, supervisor, backends); in-job helpers.
 
-    from qhybrid.jobs import Job, InstanceConfig, hybrid_job
     from qhybrid.jobs import hyperparameters, save_job_result, log_metric
+    from qhybrid import Job, InstanceConfig, hybrid_job       # submission: qhybrid.submit
 
 The in-job helpers load eagerly (standard library only); the rest lazily, so a
-job script importing helpers starts fast.
+job script importing helpers starts fast. ``Job`` and ``hybrid_job`` live in
+``qhybrid.submit``, above the runtime; ``qhybrid.jobs.Job`` and
+``qhybrid.jobs.hybrid_job`` stay as names for code written before (looked up by
+name when first used: the runtime itself never imports submission).
 """
 from __future__ import annotations
 
@@ -31,11 +34,11 @@ from qhybrid.jobs.script import (
 )
 
 _LAZY = {
-    "Job": "qhybrid.jobs.job",
     "InstanceConfig": "qhybrid.jobs.spec",
     "JobSpec": "qhybrid.jobs.spec",
-    "hybrid_job": "qhybrid.jobs.decorator",
 }
+# names kept for code written before submission moved above the runtime (never used by the runtime)
+_SUBMIT_ALIASES = ("Job", "hybrid_job")
 
 __all__ = [
     "Job",
@@ -65,8 +68,8 @@ __all__ = [
 
 
 def __getattr__(name):
-    if name in _LAZY:
+    if name in _LAZY or name in _SUBMIT_ALIASES:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(_LAZY.get(name, "qhybrid.submit")), name)
     raise AttributeError(f"module 'qhybrid.jobs' has no attribute {name!r}")

@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 
 from qhybrid.errors import SpecError
+from qhybrid.jobs import index
 
 DEFAULT_MAX_INPUT_BYTES = 10 * 2**30
 MAX_INPUT_ENV = "QHYBRID_MAX_INPUT_BYTES"
@@ -108,9 +109,7 @@ def check_room(total: int) -> None:
     cap = max_input_bytes()
     if total > cap:
         raise SpecError(f"the job copies {_fmt(total)} in, more than {_fmt(cap)}; raise {MAX_INPUT_ENV} if you mean it")
-    from qhybrid.jobs import store
-
-    where = store.home()
+    where = index.home()
     while not where.exists() and where != where.parent:
         where = where.parent
     free = shutil.disk_usage(where).free

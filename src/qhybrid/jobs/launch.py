@@ -17,7 +17,10 @@ import os
 import subprocess
 import sys
 
-from qhybrid.jobs import contract, store
+from qhybrid.errors import JobError
+from qhybrid.jobs import contract, procs, store
+from qhybrid.jobs.liveness import SUPERVISORS
+from qhybrid.jobs.state import JobState, transition
 
 MODES = ("exec", "fork")
 
@@ -111,7 +114,7 @@ def _fork(name: str) -> Forked:
         os.chdir(folder)
         os.environ["QHYBRID_HOME"] = home
         sys.argv = [sys.executable, "-m", "qhybrid.jobs.supervisor", name]
-        from qhybrid.jobs import supervisor
+        from qhybrid.jobs import supervisor  # start-up: only the forked child pays for its imports
 
         code = supervisor.main([name])
     except BaseException:  # noqa: BLE001 - the supervisor's own failure, in its log
@@ -132,3 +135,19 @@ def _max_fd() -> int:
         return min(os.sysconf("SC_OPEN_MAX"), 1 << 16)
     except (ValueError, OSError):  # pragma: no cover
         return 1024
+
+
+def start_supervisor(name: str, *, mode: str = "exec") -> None:
+    """Start the detached supervisor of the QUEUED job ``name`` and record its pid and start time.
+
+    Raises:
+        JobError: it could not be started (the job is then FAILED, with the reason).
+    """
+    try:
+        proc = start(name, mode=mode)
+    except OSError as err:
+        transition(name, JobState.FAILED, reason=f"could not start the supervisor: {err}")
+        raise JobError(f"job {name!r}: could not start its supervisor: {err}") from None
+    SUPERVISORS[name] = proc
+    started = procs.start_time(proc.pid) or "exited"  # already gone: never mistake a reused pid for it
+    store.update(name, supervisor_pid=proc.pid, supervisor_start=started)

@@ -4,7 +4,8 @@ An index that is missing, truncated or garbage is set aside (kept as
 ``index.db.damaged-<time>``) and rebuilt from each folder's ``spec.json`` and
 ``state.json``; a submission killed while copying leaves only a temp folder
 ``jobs/.tmp-<pid>-<name>-<hex>``, removed once its process is gone.
-``qhybrid jobs repair`` runs ``repair``.
+``qhybrid jobs repair`` runs ``store.repair``. This module sits below the index (``index``
+calls it while opening one) and names no module above it: the folders' root is passed in.
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import uuid
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-from qhybrid.jobs import contract
-from qhybrid.jobs import state as job_state
-from qhybrid.jobs.state import STATES, JobState
+from qhybrid.jobs import contract, procs
+from qhybrid.jobs import states as job_state
+from qhybrid.jobs.states import STATES, JobState
 
 TMP_PREFIX = ".tmp-"
 
@@ -52,9 +53,6 @@ def index_lock(path: Path):
 def set_aside(path: Path) -> bool:
     """Move a damaged index out of the way (kept for inspection as ``index.db.damaged-<time>``).
     The caller holds :func:`index_lock`; returns whether it was damaged."""
-    from qhybrid.jobs import store
-
-    store._READY.discard(str(path))
     if readable(path):
         return False
     stamp = time.strftime("%Y%m%dT%H%M%S")
@@ -65,12 +63,9 @@ def set_aside(path: Path) -> bool:
     return True
 
 
-def adopt_folders(conn: sqlite3.Connection) -> int:
-    """Insert a row for every job folder that has none (rebuilding an index); return how many."""
-    from qhybrid.jobs import store
-
+def adopt_folders(conn: sqlite3.Connection, root: Path) -> int:
+    """Insert a row for every job folder under ``root`` that has none (rebuilding an index); return how many."""
     have = {r[0] for r in conn.execute("SELECT name FROM jobs")}
-    root = store.jobs_root()
     added = 0
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
         name = folder.name
@@ -100,27 +95,9 @@ def row_from_folder(folder: Path) -> dict:
     return row
 
 
-def repair() -> dict:
-    """Rebuild the index from the job folders: set aside an unreadable index, add a row for every
-    folder without one, remove half-made submissions. Returns what was done."""
-    from qhybrid.jobs import store
-
-    root = store.ensure_home()
-    path = root / "index.db"
-    with index_lock(path):
-        damaged = set_aside(path)
-    with closing(store.connect()) as conn:
-        added = adopt_folders(conn)
-        missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not store.job_dir(r[0]).is_dir()]
-    return {"index_rebuilt": damaged, "rows_added": added, "stale_submissions_removed": clean_stale(),
-            "jobs_without_folder": missing}
-
-
-def clean_stale() -> int:
-    """Remove temp folders of submissions whose process is gone (killed while copying); return how many."""
-    from qhybrid.jobs import procs, store
-
-    root = store.jobs_root()
+def clean_stale(root: Path) -> int:
+    """Remove temp folders under ``root`` of submissions whose process is gone (killed while copying);
+    return how many."""
     removed = 0
     for tmp in root.glob(f"{TMP_PREFIX}*") if root.is_dir() else []:
         parts = tmp.name[len(TMP_PREFIX):].split("-", 1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import math
 import os
@@ -11,9 +12,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from qhybrid.devices import needs_gpu, parse_device
+from qhybrid.devices import Target, resolve
 from qhybrid.errors import InstanceError, SpecError
-from qhybrid.jobs import contract, instances
+from qhybrid.jobs import contract, environments, instances
 from qhybrid.jobs.channels import COPY_IGNORE, check_room, measure
 
 NAME_RE = contract.NAME_RE
@@ -75,6 +76,15 @@ class JobSpec:
     # changes a job that was already submitted)
     instance: dict[str, Any] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    # the device resolved once at submission (``devices.Target.record``); empty for a device
+    # passed through to the script unchecked, and for specs older than this field
+    device_target: dict[str, Any] = field(default_factory=dict)
+
+    def target(self) -> Target | None:
+        """The resolved device this job runs on (None: passed through to the script unchecked)."""
+        if self.device_target:
+            return Target.from_record(self.device_target)
+        return None if passes_through(self.device) else resolve(self.device)  # a spec from before targets
 
     @property
     def world_size(self) -> int:
@@ -127,8 +137,9 @@ def passes_through(device: str) -> bool:
     return device == NO_DEVICE or (device.startswith("local:braket/") and len(device) > 13) or bool(_ARN_RE.match(device))
 
 
-def check_device(device) -> tuple[str, bool]:
-    """Return ``(device string, needs a GPU)``; Braket's pass-through strings are kept as they are.
+def check_device(device) -> tuple[str, Target | None]:
+    """Return ``(device string, its Target)``; Braket's pass-through strings are kept as they are
+    (their Target None).
 
     ``None`` (as ``local:none/none``), ``local:braket/<name>`` and device ARNs reach the script
     unchanged; ``local:qhybrid/...``, ``local:pennylane/...`` and anything else are checked
@@ -139,13 +150,13 @@ def check_device(device) -> tuple[str, bool]:
     """
     device = getattr(device, "value", device)  # Braket's device enums (Devices.Amazon.SV1) hold the ARN
     if device is None or device == NO_DEVICE:
-        return NO_DEVICE, False
+        return NO_DEVICE, None
     if not isinstance(device, str):
         raise SpecError(f"device must be a string like 'local:qhybrid/qhybrid.cpu' (or None), got {device!r}")
     if passes_through(device):
-        return device, False
-    dev = parse_device(device)
-    return str(dev), needs_gpu(dev)
+        return device, None
+    target = resolve(device)
+    return str(target), target
 
 
 def check_tags(tags) -> dict[str, str]:
@@ -313,7 +324,7 @@ def build_spec(
     Raises:
         SpecError, InstanceError, DeviceError: one line naming the bad value.
     """
-    dev, gpu_only = check_device(device)
+    dev, target = check_device(device)
     if not isinstance(source_module, (str, os.PathLike)):
         raise SpecError(f"source_module must be a path to a .py file or a package folder, got {source_module!r}")
     source = Path(source_module).expanduser()
@@ -332,7 +343,7 @@ def build_spec(
     if not isinstance(ic, InstanceConfig):
         raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
     inst = instances.get_instance(ic.instanceType)
-    if gpu_only and inst.gpus == 0:
+    if target is not None and target.needs_gpu and inst.gpus == 0:
         gpu_types = [n for n, i in instances.catalogue().items() if i.gpus and i.usd_per_minute is not None]
         raise InstanceError(
             f"device {dev} needs a GPU but instance type {ic.instanceType!r} has none; "
@@ -342,8 +353,6 @@ def build_spec(
         raise SpecError(f"distribution {distribution!r} is not one of None, 'data_parallel'")
     if backend not in BACKENDS:
         raise SpecError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-    import importlib.util
-
     if importlib.util.find_spec(f"qhybrid.jobs.backends.{backend}") is None:
         raise SpecError(f"backend {backend!r} is not available in this installation; use 'local'")
     if address is not None:  # the Ray cluster to run on (docs/ray.md)
@@ -376,8 +385,6 @@ def build_spec(
     if copy_checkpoints_from_job is not None:
         copy_checkpoints_from_job = job_ref_name(copy_checkpoints_from_job)
     job_tags = check_tags(tags)
-    from qhybrid.jobs import environments
-
     extra = environments.attach(source, extra)  # requirements.txt in the source: the job's own environment
     if distribution == "data_parallel":
         hp = {**hp, "sagemaker_distributed_dataparallel_enabled": "true", "sagemaker_instance_type": ic.instanceType}
@@ -405,10 +412,6 @@ def build_spec(
         extra=dict(extra or {}),
         instance=frozen,
         tags=job_tags,
+        device_target=target.record() if target is not None else {},
     )
-    from qhybrid.jobs import preflight
-    from qhybrid.jobs.backends import get_backend
-
-    get_backend(backend).check(spec)
-    preflight.check(spec)
     return spec

@@ -1,9 +1,9 @@
-"""Job states and the one function that moves a job between them.
+"""The one function that moves a job between states (``transition``), and its record in the folder.
 
-``JobState`` is a ``str`` enum, so ``row["state"] == "COMPLETED"`` keeps working.
 Every change of state goes through ``transition``: it updates the index row only
 if the job is in one of the states it may leave, and then records the state in
 the job folder's ``state.json`` too, so the index can be rebuilt from the folders.
+The states themselves are data in ``states`` (re-exported here).
 
 Example:
     >>> JobState.RUNNING in ACTIVE and JobState("FAILED").terminal
@@ -11,59 +11,20 @@ Example:
 """
 from __future__ import annotations
 
-import enum
 import json
 import time
 
-
-class JobState(str, enum.Enum):
-    """QUEUED -> RUNNING -> COMPLETED | FAILED | CANCELLED (QUEUED may end directly)."""
-
-    QUEUED = "QUEUED"
-    RUNNING = "RUNNING"
-    COMPLETED = "COMPLETED"
-    FAILED = "FAILED"
-    CANCELLED = "CANCELLED"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def terminal(self) -> bool:
-        return self in TERMINAL
-
-
-ACTIVE = (JobState.QUEUED, JobState.RUNNING)
-TERMINAL = (JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED)
-STATES = tuple(JobState)
-# which states each state may be entered from
-_ALLOWED_FROM = {
-    JobState.QUEUED: (),
-    JobState.RUNNING: (JobState.QUEUED,),
-    JobState.COMPLETED: (JobState.RUNNING,),
-    JobState.FAILED: ACTIVE,
-    JobState.CANCELLED: ACTIVE,
-}
-# the row's columns kept in state.json as well (what a rebuilt index needs)
-RECORDED = ("state", "created", "started", "ended", "supervisor_pid", "supervisor_start", "reason",
-            "traceback", "billed_seconds", "cost", "heartbeat")
-
-
-def parse(value) -> JobState:
-    """Return the JobState of a string.
-
-    Raises:
-        SpecError: naming the value and the valid states.
-    """
-    try:
-        return JobState(str(getattr(value, "value", value)).upper())
-    except ValueError:
-        from qhybrid.errors import SpecError
-
-        raise SpecError(f"state {value!r} is not one of {', '.join(s.value for s in STATES)}") from None
+from qhybrid.jobs import contract, index
+from qhybrid.jobs.states import (  # noqa: F401  (re-exported: the states' old home)
+    ACTIVE,
+    ALLOWED_FROM,
+    RECORDED,
+    STATES,
+    TERMINAL,
+    JobState,
+    parse,
+    recorded,
+)
 
 
 def transition(name: str, to_state: JobState | str, *, from_states=None, **fields) -> bool:
@@ -73,17 +34,15 @@ def transition(name: str, to_state: JobState | str, *, from_states=None, **field
     Returns:
         True if the job moved; False if it was elsewhere (someone else moved it first).
     """
-    from qhybrid.jobs import store
-
     to_state = parse(to_state)
-    allowed = _ALLOWED_FROM[to_state]
+    allowed = ALLOWED_FROM[to_state]
     sources = allowed if from_states is None else tuple(parse(s) for s in from_states if parse(s) in allowed)
     if not sources:
         return False
     fields = {**fields, "state": to_state.value}
     if to_state in TERMINAL and fields.get("ended") is None:
         fields["ended"] = time.time()
-    moved = store.update_if(name, [s.value for s in sources], **fields)
+    moved = index.update_if(name, [s.value for s in sources], **fields)
     if moved:
         record(name)
     return moved
@@ -91,24 +50,11 @@ def transition(name: str, to_state: JobState | str, *, from_states=None, **field
 
 def record(name: str) -> None:
     """Write the job's row (state, times, bill, reason) to its folder's ``state.json``; best effort."""
-    from qhybrid.jobs import contract, store
-
-    folder = store.job_dir(name)
+    folder = index.job_dir(name)
     if not folder.is_dir():
         return
     try:
-        row = store.get(name)
+        row = index.get(name)
         contract.write_atomic(folder / contract.STATE_FILE, json.dumps({k: row.get(k) for k in RECORDED}))
     except (OSError, LookupError):
         pass
-
-
-def recorded(folder) -> dict:
-    """Read a job folder's ``state.json`` (``{}`` when missing or damaged)."""
-    from qhybrid.jobs import contract
-
-    try:
-        doc = json.loads((folder / contract.STATE_FILE).read_text(encoding="utf-8"))
-        return doc if isinstance(doc, dict) else {}
-    except (OSError, ValueError):
-        return {}

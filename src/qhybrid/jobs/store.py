@@ -8,183 +8,43 @@ supervisor's pid, start time and heartbeat, the failure reason and the bill;
 the job folder holds the same state in ``state.json``, so an index that is
 missing, truncated or garbage is rebuilt from the folders (``repair``).
 
-Every call opens its own connection, so threads and processes can share the
-store; SQLite serialises the writers. Read-only calls never create a store.
+The index itself (rows, paths, connections) is ``index``, re-exported here; this module
+adds what spans the index and the folders: creating, deleting and repairing jobs,
+reading their spec.
 """
 from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
-import sqlite3
-import threading
-import time
 import uuid
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
-from qhybrid.errors import JobNotFoundError, SpecError, StoreError
-from qhybrid.jobs import contract, instances, recovery
+from qhybrid.errors import JobError, SpecError
+from qhybrid.jobs import contract, index, recovery
 from qhybrid.jobs import state as job_state
-from qhybrid.jobs.state import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401  (re-exported)
-
-COLUMNS = (
-    "name", "state", "device", "instance_type", "instance_count", "created", "started", "ended",
-    "supervisor_pid", "supervisor_start", "reason", "traceback", "billed_seconds", "cost",
-    "cancel_requested", "processes", "heartbeat",
+from qhybrid.jobs.index import (  # noqa: F401  (re-exported: the index's old home)
+    COLUMNS,
+    TMP_PREFIX,
+    _READY,
+    connect,
+    ensure_home,
+    exists,
+    get,
+    home,
+    insert,
+    job_dir,
+    jobs_root,
+    processes,
+    rows,
+    update_if,
+    delete_row,
+    _has_row,
 )
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    name TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    device TEXT, instance_type TEXT, instance_count INTEGER,
-    created REAL, started REAL, ended REAL,
-    supervisor_pid INTEGER, supervisor_start TEXT,
-    reason TEXT, traceback TEXT,
-    billed_seconds REAL, cost REAL,
-    cancel_requested INTEGER DEFAULT 0,
-    processes TEXT,
-    heartbeat REAL
-);
-CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
-"""
-TMP_PREFIX = recovery.TMP_PREFIX
-_READY: set[str] = set()
-_INIT_LOCK = threading.Lock()
-
-
-def home() -> Path:
-    """Return QHYBRID_HOME, checked: absolute, and a folder when it exists.
-
-    Raises:
-        StoreError: for a relative path or one naming a file.
-    """
-    raw = os.environ.get("QHYBRID_HOME")
-    if raw and not os.path.isabs(os.path.expanduser(raw)):
-        raise StoreError(f"QHYBRID_HOME={raw!r} is a relative path; set it to an absolute folder "
-                         f"(e.g. {os.path.abspath(raw)!r})")
-    root = instances.home().expanduser()
-    if root.exists() and not root.is_dir():
-        raise StoreError(f"QHYBRID_HOME {str(root)!r} is a file, not a folder; point QHYBRID_HOME at a folder")
-    return root
-
-
-def ensure_home() -> Path:
-    """Return QHYBRID_HOME and ``jobs/`` below it, created 0700 when missing.
-
-    Raises:
-        StoreError: when it cannot be created or written (permissions, read-only filesystem).
-    """
-    root = home()
-    try:
-        root.mkdir(mode=contract.DIR_MODE, parents=True, exist_ok=True)
-        (root / "jobs").mkdir(mode=contract.DIR_MODE, exist_ok=True)
-    except OSError as err:
-        raise StoreError(f"QHYBRID_HOME {str(root)!r} cannot be created: {err.strerror or err}; "
-                         "set QHYBRID_HOME to a writable folder") from None
-    if not os.access(root, os.W_OK | os.X_OK) or not os.access(root / "jobs", os.W_OK | os.X_OK):
-        raise StoreError(f"QHYBRID_HOME {str(root)!r} is not writable (permissions or a read-only filesystem); "
-                         "set QHYBRID_HOME to a writable folder")
-    return root
-
-
-def jobs_root() -> Path:
-    return home() / "jobs"
-
-
-def job_dir(name: str) -> Path:
-    return jobs_root() / name
-
-
-def exists() -> bool:
-    """True when the store has an index or job folders (read-only callers look before they connect;
-    folders without an index get one, rebuilt from them)."""
-    root = home()
-    if (root / "index.db").exists():
-        return True
-    jobs = root / "jobs"
-    return jobs.is_dir() and any(p.is_dir() and contract.is_job_name(p.name) for p in jobs.iterdir())
-
-
-def connect() -> sqlite3.Connection:
-    """Open the index (creating the store) with WAL and a generous busy timeout. The first time a
-    process opens it, under the index lock: an index that is not a database (truncated, garbage)
-    is set aside, and a missing one rebuilt from the job folders before anyone reads it."""
-    root = ensure_home()
-    path = root / "index.db"
-    if str(path) in _READY and path.exists():
-        return _open(path)
-    with _INIT_LOCK, recovery.index_lock(path):  # once per process and file: WAL mode and schema persist
-        recovery.set_aside(path)
-        conn = _open(path, rebuild=not path.exists())
-        _READY.add(str(path))
-        return conn
-
-
-def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    try:
-        conn.execute("PRAGMA busy_timeout=30000")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if rebuild is not None:
-            _initialise(conn, rebuild=rebuild)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
-    """Switch to WAL, create (or extend) the schema and check the file; retried because a
-    journal-mode switch may be refused at once (SQLITE_BUSY) while another process does the same."""
-    for attempt in range(100):
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            have = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
-            if "heartbeat" not in have:
-                conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat REAL")
-            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("database disk image is malformed")
-            fresh = conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
-            break
-        except sqlite3.OperationalError as err:
-            if "locked" not in str(err) and "busy" not in str(err).lower() or attempt == 99:
-                raise
-            time.sleep(0.02 + 0.01 * random.random())
-    for db in home().glob("index.db*"):
-        os.chmod(db, contract.FILE_MODE)
-    if fresh and rebuild:
-        recovery.adopt_folders(conn)
-
-
-def repair() -> dict:
-    """Rebuild the index from the job folders (see ``recovery.repair``)."""
-    return recovery.repair()
-
-
-def clean_stale() -> int:
-    """Remove half-made submissions (see ``recovery.clean_stale``)."""
-    return recovery.clean_stale()
-
-
-def insert(spec) -> None:
-    """Reserve a job's name with a QUEUED row.
-
-    Raises:
-        SpecError: when the name is taken.
-    """
-    with closing(connect()) as conn:
-        try:
-            conn.execute(
-                "INSERT INTO jobs (name, state, device, instance_type, instance_count, created) VALUES (?,?,?,?,?,?)",
-                (spec.name, JobState.QUEUED.value, spec.device, spec.instance_type, spec.instance_count, spec.created),
-            )
-        except sqlite3.IntegrityError:
-            raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it") from None
+from qhybrid.jobs.spec import JobSpec
+from qhybrid.jobs.states import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401  (re-exported)
 
 
 def _private_tree(root: Path) -> None:
@@ -207,7 +67,7 @@ def create(spec, populate) -> Path:
         SpecError: when the name is taken.
     """
     root = ensure_home() / "jobs"
-    recovery.clean_stale()
+    recovery.clean_stale(root)
     final = root / spec.name
     if final.exists() or _has_row(spec.name):  # (opens the index first: a new store adopts no folder)
         raise SpecError(f"job name {spec.name!r} is already taken; choose another or omit it")
@@ -238,49 +98,6 @@ def create(spec, populate) -> Path:
     return final
 
 
-def _has_row(name: str) -> bool:
-    with closing(connect()) as conn:
-        return conn.execute("SELECT 1 FROM jobs WHERE name=?", (name,)).fetchone() is not None
-
-
-def get(name: str) -> dict:
-    """Return a job's index row as a dict (``state`` a JobState).
-
-    Raises:
-        JobNotFoundError: naming the job and a few that exist.
-    """
-    row, names = None, []
-    if exists():
-        with closing(connect()) as conn:
-            row = conn.execute("SELECT * FROM jobs WHERE name=?", (name,)).fetchone()
-            if row is None:
-                names = [r[0] for r in conn.execute("SELECT name FROM jobs ORDER BY created DESC LIMIT 5")]
-    if row is None:
-        hint = f"; recent jobs: {', '.join(names)}" if names else "; no jobs yet"
-        raise JobNotFoundError(f"no job named {name!r} in {home()}{hint}")
-    return _typed(row)
-
-
-def _typed(row) -> dict:
-    out = dict(row)
-    out["state"] = JobState(out["state"])
-    return out
-
-
-def rows(state: str | None = None) -> list[dict]:
-    """Return every job's row, oldest first (optionally only one state); ``[]`` when no store exists."""
-    if state is not None:
-        state = job_state.parse(state)
-    if not exists():
-        return []
-    with closing(connect()) as conn:
-        if state:
-            cur = conn.execute("SELECT * FROM jobs WHERE state=? ORDER BY created", (state.value,))
-        else:
-            cur = conn.execute("SELECT * FROM jobs ORDER BY created")
-        return [_typed(r) for r in cur]
-
-
 def update(name: str, **fields) -> None:
     """Set some columns of a job's row (never its state: see ``state.transition``)."""
     if not fields:
@@ -294,26 +111,9 @@ def update(name: str, **fields) -> None:
         job_state.record(name)
 
 
-def update_if(name: str, from_states, **fields) -> bool:
-    """Set columns of a job's row only while its state is one of ``from_states``; True if it did.
-    (The primitive under ``state.transition``.)"""
-    cols = ", ".join(f"{k}=?" for k in fields)
-    marks = ",".join("?" * len(from_states))
-    with closing(connect()) as conn:
-        cur = conn.execute(
-            f"UPDATE jobs SET {cols} WHERE name=? AND state IN ({marks})", (*fields.values(), name, *from_states)
-        )
-        return cur.rowcount == 1
-
-
 def transition(name: str, to_state: str, *, from_states=None, **fields) -> bool:
     """Alias of ``state.transition`` (kept for callers of the old name)."""
     return job_state.transition(name, to_state, from_states=from_states, **fields)
-
-
-def delete_row(name: str) -> None:
-    with closing(connect()) as conn:
-        conn.execute("DELETE FROM jobs WHERE name=?", (name,))
 
 
 def delete(name: str) -> None:
@@ -323,23 +123,12 @@ def delete(name: str) -> None:
     delete_row(name)
 
 
-def processes(row: dict) -> list[list]:
-    """Return the recorded ``[pid, start time]`` pairs of a job's process groups."""
-    try:
-        return json.loads(row.get("processes") or "[]")
-    except ValueError:
-        return []
-
-
 def load_spec(name: str):
     """Read a job's spec from its folder: ``spec.json`` plus ``hyperparameters.json``.
 
     Raises:
         JobError: when the folder or ``spec.json`` is missing or damaged (one line).
     """
-    from qhybrid.errors import JobError
-    from qhybrid.jobs.spec import JobSpec
-
     folder = job_dir(name)
     try:
         text = (folder / contract.SPEC_FILE).read_text(encoding="utf-8")
@@ -353,9 +142,27 @@ def load_spec(name: str):
         try:
             hp = json.loads((folder / contract.HP_FILE).read_text(encoding="utf-8"))
             if isinstance(hp, dict):
-                from dataclasses import replace
-
                 spec = replace(spec, hyperparameters=hp)
         except (OSError, ValueError):
             pass
     return spec
+
+
+def repair() -> dict:
+    """Rebuild the index from the job folders: set aside an unreadable index, add a row for every
+    folder without one, remove half-made submissions. Returns what was done."""
+    root = ensure_home()
+    path = root / "index.db"
+    with recovery.index_lock(path):
+        index._READY.discard(str(path))
+        damaged = recovery.set_aside(path)
+    with closing(connect()) as conn:
+        added = recovery.adopt_folders(conn, jobs_root())
+        missing = [r[0] for r in conn.execute("SELECT name FROM jobs") if not job_dir(r[0]).is_dir()]
+    return {"index_rebuilt": damaged, "rows_added": added, "stale_submissions_removed": clean_stale(),
+            "jobs_without_folder": missing}
+
+
+def clean_stale() -> int:
+    """Remove half-made submissions (see ``recovery.clean_stale``)."""
+    return recovery.clean_stale(jobs_root())

@@ -22,6 +22,7 @@ import traceback
 
 from qhybrid.jobs import entry, procs
 from qhybrid.jobs.backends.base import Backend as BaseBackend
+from qhybrid.jobs.supervisor import Supervisor
 
 
 class _LineWriter(io.TextIOBase):
@@ -118,3 +119,15 @@ class Backend(BaseBackend):
 
     def kill(self, grace: float = 3.0) -> None:
         return None
+
+
+def run_job(name: str) -> None:
+    """Run the QUEUED job ``name`` to its end in this interpreter (``in_process=True``).
+
+    Raises:
+        KeyboardInterrupt: a Ctrl-C during the job, re-raised after the job is recorded FAILED.
+    """
+    backend = Backend()
+    Supervisor(name, backend=backend).run()
+    if backend.interrupted:  # Ctrl-C belongs to the caller, after the job is recorded FAILED
+        raise KeyboardInterrupt

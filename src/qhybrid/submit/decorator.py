@@ -32,15 +32,18 @@ import sysconfig
 import tempfile
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from qhybrid.errors import SpecError
+from qhybrid.jobs.contract import format_name
+from qhybrid.jobs.shipped import CALL, SHIPPED
+from qhybrid.submit.job import Job
+from qhybrid.submit.options import SubmitOptions
 
 SOURCE_PACKAGE = "hybrid_job_source"
-_SHIPPED = "function.pkl"
-_CALL = "call.json"
 _ENTRY_TEMPLATE = '''"""Entry point written by qhybrid's @hybrid_job: runs the function it shipped by value."""
-from qhybrid.jobs.decorator import run_shipped
+from qhybrid.jobs.shipped import run_shipped
 
 
 def {name}():
@@ -186,35 +189,15 @@ def write_source(folder: Path, fn, payload: bytes, *, data_format: str, links, r
     package.mkdir()
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "entry_point.py").write_text(_ENTRY_TEMPLATE.format(name=name), encoding="utf-8")
-    (package / _SHIPPED).write_bytes(payload)
-    (package / _CALL).write_text(json.dumps({"data_format": data_format, "links": links}), encoding="utf-8")
+    (package / SHIPPED).write_bytes(payload)
+    (package / CALL).write_text(json.dumps({"data_format": data_format, "links": links}), encoding="utf-8")
     if requirements:
         (package / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
     return package, f"{SOURCE_PACKAGE}.entry_point:{name}"
 
 
-def hybrid_job(
-    *,
-    device: str | None,
-    include_modules=None,
-    dependencies=None,
-    job_name: str | None = None,
-    input_data=None,
-    hyperparameters: dict | None = None,
-    instance_config=None,
-    copy_checkpoints_from_job: str | None = None,
-    distribution: str | None = None,
-    max_runtime: float | None = None,
-    max_cost: float | None = None,
-    wait_until_complete: bool = False,
-    processes_per_instance: int | None = None,
-    in_process: bool = False,
-    data_format="plaintext",
-    pickle_result: bool = False,
-    tags: dict | None = None,
-    backend: str = "local",
-    _submit=None,
-):
+def hybrid_job(*, device: str | None, include_modules=None, dependencies=None, data_format="plaintext",
+               pickle_result: bool = False, options: SubmitOptions | None = None, _submit=None, **keywords):
     """Decorate a function so that calling it submits a job and returns the Job.
 
     Args:
@@ -222,22 +205,20 @@ def hybrid_job(
         include_modules: modules (or names) whose functions are shipped by value too.
         dependencies: a requirements file or a list of requirement specifiers, installed in
             the job's own environment (``qhybrid.jobs.environments``) before it starts.
-        job_name: default ``<function-name>-<timestamp>``.
-        input_data: a path or ``{channel: path}``; relative paths resolve against the caller's
-            folder and appear under the same names in the job's working folder.
-        hyperparameters: extra hyperparameters; the call's arguments are added to them.
         data_format: how the return value is saved: ``"plaintext"`` (JSON), ``"pickle"`` /
             ``"pickled_v4"``, or Braket's ``PersistedJobDataFormat``.
         pickle_result: same as ``data_format="pickled_v4"``.
-        tags: ``{str: str}`` stored with the job.
-        instance_config, copy_checkpoints_from_job, distribution, max_runtime, max_cost,
-        wait_until_complete, processes_per_instance, in_process, backend: as in ``Job.create``.
+        options, keywords: the :class:`~qhybrid.submit.options.SubmitOptions` of ``Job.create``
+            (``job_name`` defaults to ``<function-name>-<timestamp>``; ``hyperparameters`` are
+            extra ones, the call's arguments are added to them; relative ``input_data`` paths
+            resolve against the caller's folder and appear under the same names in the job's
+            working folder).
 
     Raises:
-        SpecError: for a bad data format, an unimportable module or a bad dependencies value.
+        SpecError: for a bad data format, an unimportable module, a bad dependencies value or an
+            unknown keyword.
     """
-    from qhybrid.jobs.contract import format_name
-
+    opts = SubmitOptions.of(options, **keywords)
     try:
         fmt = "pickled_v4" if pickle_result else format_name(data_format)
     except ValueError as err:
@@ -247,75 +228,18 @@ def hybrid_job(
     def decorate(fn):
         @functools.wraps(fn)
         def submit(*args, **kwargs):
-            hp = {**(hyperparameters or {}), **call_hyperparameters(fn, args, kwargs)}
+            hp = {**(opts.hyperparameters or {}), **call_hyperparameters(fn, args, kwargs)}
             payload = ship(fn, args, kwargs, include_modules=include_modules)
+            call_opts = replace(opts, hyperparameters=hp, job_name=opts.job_name or default_job_name(fn))
             with tempfile.TemporaryDirectory(prefix="qhybrid-hybrid-job-") as tmp:
                 source, entry_point = write_source(
-                    Path(tmp), fn, payload, data_format=fmt, links=input_links(input_data), requirements=requirements,
-                )
-                create_kwargs = dict(
-                    device=device, source_module=source, entry_point=entry_point,
-                    job_name=job_name or default_job_name(fn), hyperparameters=hp, input_data=input_data,
-                    instance_config=instance_config, copy_checkpoints_from_job=copy_checkpoints_from_job,
-                    distribution=distribution, max_runtime=max_runtime, max_cost=max_cost,
-                    wait_until_complete=wait_until_complete, backend=backend,
-                    processes_per_instance=processes_per_instance, in_process=in_process, tags=tags,
+                    Path(tmp), fn, payload, data_format=fmt, links=input_links(opts.input_data),
+                    requirements=requirements,
                 )
                 if _submit is not None:
-                    return _submit(create_kwargs)
-                from qhybrid.jobs.job import Job
-
-                return Job.create(**create_kwargs)
+                    return _submit(device=device, source_module=source, entry_point=entry_point, options=call_opts)
+                return Job.create(device, source, entry_point, options=call_opts)
 
         return submit
 
     return decorate
-
-
-# -- inside the job ---------------------------------------------------------------------------------
-def _link(links: list) -> list[Path]:
-    from qhybrid.jobs import script
-
-    made = []
-    for rel, channel, kind in links:
-        link = Path(rel)
-        channel_dir = script.input_dir(channel)
-        target = channel_dir if kind == "dir" else channel_dir / link.name
-        if link.exists() or link.is_symlink():
-            continue
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(target, target_is_directory=kind == "dir")
-        made.append(link)
-    return made
-
-
-def _unlink(made: list[Path]) -> None:
-    for link in made:
-        if link.is_symlink():
-            link.unlink()
-        for parent in list(link.parents)[:-1]:  # folders made for the link, when left empty
-            try:
-                parent.rmdir()
-            except OSError:
-                break
-
-
-def run_shipped(entry_file: str) -> None:
-    """Run the shipped call in the results folder and save its return value (in the job)."""
-    import cloudpickle
-
-    from qhybrid.jobs import script
-
-    package = Path(entry_file).resolve().parent
-    meta = json.loads((package / _CALL).read_text(encoding="utf-8"))
-    call = cloudpickle.loads((package / _SHIPPED).read_bytes())  # the caller's own call, written by ship()
-    os.chdir(script.results_dir())
-    made = _link(meta.get("links", []))
-    try:
-        value = call()
-    finally:
-        _unlink(made)
-    if value is None or (isinstance(value, dict) and not value):
-        return
-    script.save_return_value(value, data_format=meta.get("data_format", "plaintext"), wrap=False,
-                             hint="@hybrid_job(..., data_format='pickle') (pickle_result=True)")
