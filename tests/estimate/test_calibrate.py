@@ -92,7 +92,7 @@ def test_fits_keep_every_term_non_negative():
 def _local(cal):
     from dataclasses import replace
 
-    from qhybrid.estimate.hardware import local_machine
+    from qhybrid.estimate.calibrate import local_machine
 
     machine = local_machine(cal)
     return replace(cal, cores=machine.cores), machine

@@ -1,7 +1,7 @@
 """The machine of each instance type, from the catalogue and the rules."""
 from __future__ import annotations
 
-from qhybrid.estimate import hardware
+from qhybrid.estimate import calibrate, hardware
 from qhybrid.jobs.instances import catalogue, get_instance
 
 
@@ -34,6 +34,6 @@ def test_every_instance_has_a_machine():
 
 
 def test_local_machine_without_calibration_uses_its_nominal_peak():
-    m = hardware.local_machine(None)
+    m = calibrate.local_machine(None)
     assert m.name == "local" and m.peak_gflops > 0 and m.memory_bytes > 0
     assert hardware.cpu_model()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from qhybrid.estimate import hardware, model, work
+from qhybrid.estimate import calibrate, hardware, model, work
 from qhybrid.jobs.instances import get_instance
 
 
@@ -62,7 +62,7 @@ def test_qml_busy_threads_follow_the_kernels_parallel_threshold(calibration):
 
 
 def test_qml_fixed_step_dominates_small_sizes(calibration):
-    m = hardware.local_machine(calibration)
+    m = calibrate.local_machine(calibration)
     t4 = model.qml_cpu_seconds(work.qml_work(4, 16), m, calibration, batch=16, n_wires=4)
     assert calibration.qml_step_s <= t4 < 1.1 * calibration.qml_step_s
     rates = [model._qml_rate_per_thread(calibration, n) for n in (6, 8, 9, 10, 11, 12, 16, 20)]

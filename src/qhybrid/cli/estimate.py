@@ -3,8 +3,8 @@
 ``register(app)`` adds both commands to a Typer app. ``estimate``'s sub-commands
 take the options of the command they estimate, plus ``--instances a,b,c``,
 ``--gpu`` / ``--cpu`` and ``--json``; nothing runs but the one-off calibration
-and PennyLane probes, and nothing is written but their cache. ``dry_run(kwargs)``
-is what ``--dry-run`` on ``qaoa``, ``qml`` and ``run`` calls.
+and PennyLane probes, and nothing is written but their cache. ``--dry-run`` on ``qaoa``,
+``qml`` and ``run`` calls ``dryrun.dry_run`` (below them and this module).
 """
 from __future__ import annotations
 
@@ -13,29 +13,16 @@ from typing import Annotated, Optional
 
 import typer
 
+from qhybrid.cli import qaoa, qml, run
+from qhybrid.cli.dryrun import dry_run  # noqa: F401  (re-exported: its old home)
+from qhybrid.cli.run import job_kwargs
+from qhybrid.errors import SpecError
+
 Json = Annotated[bool, typer.Option("--json", help="print one JSON document instead of the table")]
 Instances = Annotated[Optional[str], typer.Option("--instances", metavar="A,B,C",
                                                   help="only these instance types (comma separated)")]
 Gpu = Annotated[bool, typer.Option("--gpu", help="only GPU instance types")]
 Cpu = Annotated[bool, typer.Option("--cpu", help="only CPU instance types")]
-
-
-def dry_run(job_kwargs: dict, *, json_output: bool = False, instances=None, gpu: bool = False,
-            cpu: bool = False) -> int:
-    """Estimate ``Job.create(**job_kwargs)`` and print it (table or JSON); nothing is submitted. Returns 0."""
-    from qhybrid.cli import output
-    from qhybrid.estimate import estimate_job, render, to_json
-    from qhybrid.estimate.calibrate import cache_path, cached_calibration
-
-    if cached_calibration() is None:  # on stderr: --json's stdout stays one document
-        output.note(f"this machine is not calibrated yet: measuring it once if the estimate needs it "
-                    f"(30-60 s on a shared 2-core machine), then cached in {cache_path()}")
-    est = estimate_job(job_kwargs, instances=instances, gpu=gpu, cpu=cpu)
-    if json_output:
-        typer.echo(to_json(est))
-    else:
-        render(est)
-    return 0
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -122,9 +109,6 @@ def mirror(command, build, *, name: str):
 
 
 def _script_kwargs(**opts) -> dict:
-    from qhybrid.cli.run import job_kwargs
-    from qhybrid.errors import SpecError
-
     if not Path(opts["source"]).exists():
         raise SpecError(f"source module {opts['source']!r} does not exist (give a .py file or a package folder)")
     return job_kwargs(**opts)
@@ -132,8 +116,6 @@ def _script_kwargs(**opts) -> dict:
 
 def register(app: typer.Typer) -> None:
     """Add ``estimate`` (qaoa | qml | run) and ``instances`` to ``app``."""
-    from qhybrid.cli import qaoa, qml, run
-
     est = typer.Typer(help="Predict memory, time and cost here and on every instance type, before a run.",
                       no_args_is_help=True)
     app.add_typer(est, name="estimate")

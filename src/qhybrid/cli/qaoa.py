@@ -6,6 +6,8 @@ from typing import Annotated, Literal, Optional
 
 import typer
 
+from qhybrid.cli import dryrun
+
 from qhybrid.cli import options
 
 def job_kwargs(*, nodes: int = 18, edges: int = 24, layers: int = 2, iterations: Optional[int] = None,
@@ -124,9 +126,7 @@ def qaoa(
                         graph=graph, preset=preset, device=device, instance=instance, name=name,
                         backend=backend, address=address)
     if dry_run:
-        from qhybrid.cli.estimate import dry_run as estimate
-
-        return estimate(kwargs, json_output=json_)
+        return dryrun.dry_run(kwargs, json_output=json_)
     exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(kwargs["hyperparameters"]),
                               show=show_result, quiet=quiet))
 

@@ -7,6 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from qhybrid.cli import dryrun
+
 from qhybrid.cli import options
 
 
@@ -103,9 +105,7 @@ def qml(
                         processes_per_instance=processes_per_instance, device=device, instance=instance,
                         name=name, backend=backend, address=address)
     if dry_run:
-        from qhybrid.cli.estimate import dry_run as estimate
-
-        return estimate(kwargs, json_output=json_)
+        return dryrun.dry_run(kwargs, json_output=json_)
     exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(epochs), show=show_result,
                               quiet=quiet))
 

@@ -5,6 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from qhybrid.cli import dryrun
+
 from qhybrid.cli import options
 
 
@@ -92,9 +94,7 @@ def run(
                         data_parallel=data_parallel, processes_per_instance=processes_per_instance,
                         backend=backend, address=address, tag=tag)
     if dry_run:
-        from qhybrid.cli.estimate import dry_run as estimate
-
-        return estimate(kwargs, json_output=json_)
+        return dryrun.dry_run(kwargs, json_output=json_)
     exit_with(submit_and_wait({**kwargs, "force": force}, json_output=json_, wait=not no_wait, quiet=quiet, allow_pickle=allow_pickle,
                               progress=ProgressSpec(show={}, first=1)))  # shows what it logs, as numbered
 

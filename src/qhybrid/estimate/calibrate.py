@@ -21,12 +21,20 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from qhybrid.estimate.hardware import (  # noqa: F401  (CACHE_GBS_PER_GHZ: re-exported, its old home)
+    CACHE_GBS_PER_GHZ,
+    PER_CORE_BANDWIDTH_GBS,
+    Machine,
+    cpu_model,
+    local_l3_bytes,
+    local_peak_gflops,
+)
 from qhybrid.estimate.work import qaoa_work
+from qhybrid.jobs.instances import local_cores, local_gpus
 
 VERSION = 6
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
-CACHE_GBS_PER_GHZ = 20.0  # one thread's cache-resident scale per GHz (nominal, instances; 24.6 measured here, Zen)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
 DRAM_MIB = 128
 
@@ -71,8 +79,6 @@ def cache_path() -> Path:
 
 def machine_key() -> str:
     """The cache key: CPU model, threads this process may use, model version."""
-    from qhybrid.estimate.hardware import cpu_model
-    from qhybrid.jobs.instances import local_cores
 
     return f"{cpu_model()} | {local_cores()} threads | v{VERSION}"
 
@@ -144,7 +150,6 @@ def measure_bandwidth(mib: int = DRAM_MIB, threads: int = 1) -> float:
 
 def cache_mib() -> int:
     """The cache-resident bandwidth's array: CACHE_MIB, or a quarter of a smaller last-level cache."""
-    from qhybrid.estimate.hardware import local_l3_bytes
 
     return max(1, min(CACHE_MIB, local_l3_bytes() // 4 // 2**20))
 
@@ -276,8 +281,6 @@ PER_THREAD = ("qml_small_gflops", "qml_mid_gflops", "qml_gflops", "qml_large_gfl
 def nominal_calibration() -> Calibration:
     """This machine's figures WITHOUT measuring: its peak (vector flags, clock) times :data:`NOMINAL`'s
     efficiencies, overheads scaled by the clock, bandwidths per core (``nominal=True``; instant)."""
-    from qhybrid.estimate.hardware import PER_CORE_BANDWIDTH_GBS, cpu_model, local_peak_gflops
-    from qhybrid.jobs.instances import local_cores
 
     cores = local_cores()
     peak = local_peak_gflops(cores)
@@ -298,8 +301,6 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     """
     from datetime import datetime, timezone
 
-    from qhybrid.estimate.hardware import cpu_model, local_peak_gflops
-    from qhybrid.jobs.instances import local_cores
 
     key = machine_key()
     found = None if refresh else cached_calibration()
@@ -327,3 +328,18 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     )
     store(key, asdict(cal))
     return cal
+
+
+def local_machine(calibration) -> Machine:
+    """This machine, with the measured figures of ``calibration`` (None: the nominal ones, not measured)."""
+    cores = local_cores()
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        memory = 0
+    if calibration is None:
+        calibration = nominal_calibration()
+    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory),
+                   peak_gflops=calibration.peak_gflops, bandwidth_gbs=calibration.bandwidth_gbs,
+                   l3_bytes=local_l3_bytes(), thread_bandwidth_gbs=calibration.thread_bandwidth_gbs,
+                   cache_bandwidth_gbs=calibration.cache_bandwidth_gbs, gpus=local_gpus())

@@ -14,8 +14,8 @@ scaled by the ratio of the two machines' peak figures.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
+
 
 # generation: (double-precision flops / cycle / core, sustained GHz, L3 MiB per socket)
 CPU_GENERATIONS = {
@@ -52,6 +52,8 @@ PER_CORE_BANDWIDTH_GBS = 12.0
 # AVX-512 parts count at 256-bit width: LLVM (numba's compiler) prefers 256-bit vectors on them
 # (its Skylake-AVX512 / Cascade Lake tuning), so our kernels do not get the 512-bit peak
 USED_FLOPS_PER_CYCLE = 16  # what one core's stream can pull; a small instance gets this share
+
+CACHE_GBS_PER_GHZ = 20.0  # one thread's cache-resident scale per GHz (nominal, instances; 24.6 measured here, Zen)
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,6 @@ def _cpu_figures(generation: str, vcpus: int, socket_gbs: float | None) -> tuple
 def instance_machine(inst) -> Machine:
     """The machine of a catalogue :class:`~qhybrid.jobs.instances.Instance`."""
     generation = inst.cpu_generation or HOST_CPU.get(inst.type.rsplit(".", 1)[0], "")
-    from qhybrid.estimate.calibrate import CACHE_GBS_PER_GHZ
-
     peak, bandwidth, l3, ghz, assumed = _cpu_figures(generation, inst.vcpus, inst.cpu_socket_bandwidth_gbs)
     if not inst.cpu_generation and generation:
         assumed.insert(0, f"host CPU {generation} (EC2 family page; blank in the catalogue)")
@@ -189,22 +189,3 @@ def local_peak_gflops(cores: int) -> float:
     except (OSError, ValueError):  # pragma: no cover
         pass
     return cores * per_cycle * ghz
-
-
-def local_machine(calibration) -> Machine:
-    """This machine, with the measured figures of ``calibration`` (None: the nominal ones, not measured)."""
-    from qhybrid.jobs.instances import local_cores, local_gpus
-
-    cores = local_cores()
-    try:
-        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover
-        memory = 0
-    if calibration is None:
-        from qhybrid.estimate.calibrate import nominal_calibration
-
-        calibration = nominal_calibration()
-    return Machine(name="local", vcpus=cores, cores=cores, memory_bytes=int(memory),
-                   peak_gflops=calibration.peak_gflops, bandwidth_gbs=calibration.bandwidth_gbs,
-                   l3_bytes=local_l3_bytes(), thread_bandwidth_gbs=calibration.thread_bandwidth_gbs,
-                   cache_bandwidth_gbs=calibration.cache_bandwidth_gbs, gpus=local_gpus())

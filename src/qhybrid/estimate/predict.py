@@ -393,7 +393,8 @@ def estimate_spec(spec, *, target, workload: str | None, settings, instances=Non
 def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, gpu: bool, cpu: bool,
               calibration, local: bool) -> Estimate:
     from qhybrid.estimate.calibrate import local_calibration
-    from qhybrid.estimate.hardware import instance_machine, local_machine
+    from qhybrid.estimate.calibrate import local_machine
+    from qhybrid.estimate.hardware import instance_machine
     from qhybrid.jobs.instances import get_instance
 
     own = get_instance(instance_type)
