@@ -130,15 +130,26 @@ def _kernel_set(spec: DeviceSpec) -> str:
     return "numba" if importlib.util.find_spec("numba") is not None else "torch"  # (nothing imported)
 
 
-def resolve(device: str | DeviceSpec | Target) -> Target:
+def resolve(device: str | DeviceSpec | Target, *, installed: bool = True) -> Target:
     """Parse and check a device string once, and say how it runs.
+
+    Args:
+        device: ``local:<provider>/<name>`` (a Target is returned as it is).
+        installed: False to accept a GPU-only PennyLane simulator that is not installed here (the
+            estimate models ``lightning.gpu`` on a machine without a GPU).
 
     Raises:
         DeviceError: as :func:`parse_device`.
     """
     if isinstance(device, Target):
         return device
-    spec = parse_device(device)
+    try:
+        spec = parse_device(device)
+    except DeviceError:
+        match = _PATTERN.match(device.strip()) if isinstance(device, str) else None
+        if installed or not match or match["provider"] != "pennylane" or match["name"] not in GPU_ONLY:
+            raise
+        spec = DeviceSpec("pennylane", match["name"])
     gpu = spec.name in GPU_ONLY
     return Target(spec.provider, spec.name, "cuda" if gpu else "cpu", gpu, _kernel_set(spec))
 

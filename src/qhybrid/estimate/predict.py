@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
+from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch
 
 MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
 STARTUP_S = 5.0  # a job's fixed seconds here: interpreter, imports, supervisor, the graph or data
@@ -73,53 +75,54 @@ class Estimate:
 @dataclass(frozen=True)
 class _Job:
     workload: str  # qaoa | qml | script
-    device: str
+    target: Target
     settings: object
     distribution: str | None = None
     processes_per_instance: int | None = None
     history: object = None  # a script's History (None: none, or not a script)
 
+    @property
+    def device(self) -> str:
+        return str(self.target)
+
 
 def _identify(job_kwargs: dict) -> _Job:
     """The job ``Job.create``'s keywords describe (``qhybrid estimate``), its workload found in the table."""
-    from qhybrid.devices import resolve
     from qhybrid.workloads import table
 
     device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
-    if device not in MODELLED_ONLY:  # lightning.gpu may be estimated where it is not installed
-        device = str(resolve(device))
+    # lightning.gpu may be estimated where it is not installed
+    target = resolve(device, installed=device not in MODELLED_ONLY)
     source = job_kwargs.get("source_module")
     if source is None:
         raise SpecError("the job has no source_module to estimate")
     hp = {str(k): str(v) for k, v in (job_kwargs.get("hyperparameters") or {}).items()}
     workload = table.find(source, job_kwargs.get("entry_point")) if not callable(source) else None
     settings = workload.parse_settings(hp) if workload is not None else None
-    return _script_or(workload.name if workload else None, device, settings, source=source,
+    return _script_or(workload.name if workload else None, target, settings, source=source,
                       entry_point=job_kwargs.get("entry_point"), hyperparameters=hp,
                       distribution=job_kwargs.get("distribution"),
                       processes_per_instance=job_kwargs.get("processes_per_instance"), callable_=callable(source))
 
 
-def _script_or(workload, device, settings, *, source, entry_point, hyperparameters, distribution,
+def _script_or(workload, target: Target, settings, *, source, entry_point, hyperparameters, distribution,
                processes_per_instance, callable_: bool = False) -> _Job:
     """A built-in workload's job, or a script's with its history (what earlier runs of it measured)."""
     if workload is not None:
-        return _Job(workload, device, settings, distribution, processes_per_instance)
+        return _Job(workload, target, settings, distribution, processes_per_instance)
     from qhybrid.estimate.history import script_history
 
-    hist = None if callable_ else script_history(source=source, entry_point=entry_point, device=device,
+    hist = None if callable_ else script_history(source=source, entry_point=entry_point, device=str(target),
                                                  hyperparameters=hyperparameters)
-    return _Job("script", device, None, distribution, processes_per_instance, hist)
+    return _Job("script", target, None, distribution, processes_per_instance, hist)
 
 
-def _device_on(device: str, machine, *, own: bool = False) -> tuple[str, bool]:
+def _device_on(target: Target, machine, *, own: bool = False) -> tuple[str, bool]:
     """The device a row runs, and whether it uses a GPU: on the job's own instance type and here the
     job's device; elsewhere qhybrid.cpu/gpu follow the target's GPUs."""
-    if own:
-        return device, device.endswith(("qhybrid.gpu", "lightning.gpu", "lightning.tensor"))
-    if device.startswith("local:qhybrid/"):
+    if not own and target.provider == "qhybrid":
         return ("local:qhybrid/qhybrid.gpu", True) if machine.gpus else ("local:qhybrid/qhybrid.cpu", False)
-    return device, device.endswith(("lightning.gpu", "lightning.tensor"))
+    return str(target), target.needs_gpu
 
 
 def _targets(names, gpu, cpu) -> list:
@@ -135,62 +138,6 @@ def _targets(names, gpu, cpu) -> list:
     return insts
 
 
-def _expected(job: _Job):
-    """A QAOA run to convergence's expected length (:mod:`.iterations`); None when the count is given."""
-    s = job.settings
-    if job.workload != "qaoa" or s.iterations is not None:
-        return None
-    from qhybrid.estimate.iterations import qaoa_iterations
-
-    return qaoa_iterations(layers=s.n_layers, max_iterations=s.max_iterations, window=s.window,
-                           tolerance=s.tolerance, stepsize=s.stepsize, init=s.init, n_qubits=s.n_nodes)
-
-
-def _iterations(job: _Job, expected=None, count: int | None = None) -> int | None:
-    """Iterations of one parameter set at the job's depth p that cost what the whole run costs
-    (``count``: the run's own iterations, default the expected ones)."""
-    s = job.settings
-    if job.workload == "qaoa":
-        starts = getattr(s, "starts", 1)
-        if expected is None:  # exactly N at depth p, the starts batched
-            return starts * s.iterations + 1  # + the final energy and the probabilities at the end
-        from qhybrid.workloads.qaoa_optimize import GRID_BETAS, GRID_GAMMAS
-
-        return expected.weighted(layers=s.n_layers, starts=starts, grid=GRID_GAMMAS * GRID_BETAS,
-                                 count=expected.iterations if count is None else count) + 1
-    if job.workload == "qml":
-        return s.epochs * _qml_epoch(s)[1]
-    return None
-
-
-def _qml_epoch(s) -> tuple[int, int]:
-    """``(held-out samples, steps)`` of a QML job's epoch: the training share of ndata (val_fraction held
-    out, as ``workloads.qml.split``) in batches of batch_size."""
-    held = int(round(s.val_fraction * s.ndata))
-    return held, math.ceil(max(1, s.ndata - held) / s.batch_size)
-
-
-def _iteration_note(job: _Job, iterations: int | None, expected) -> tuple[str, ...]:
-    """How a QAOA job's iterations were counted, when that is not simply ``iterations``."""
-    s = job.settings
-    if job.workload != "qaoa" or (expected is None and getattr(s, "starts", 1) == 1):
-        return ()
-    if expected is None:
-        return (f"{s.iterations} iterations with {s.starts} starts batched, counted as {iterations} iterations of "
-                f"one start at p = {s.n_layers}",)
-    from qhybrid.estimate.iterations import MEASURED
-
-    depths = f"depths 1..{s.n_layers}" if expected.stages > 1 else f"depth {s.n_layers}"
-    notes = [f"iterations EXPECTED, not known (--iterations not given: the run stops when it converges): "
-             f"about {expected.iterations} ({expected.per_stage} a depth, {depths}; 80 % of measured runs took "
-             f"{expected.low}-{expected.high}, at most {s.max_iterations} a depth; measured on {MEASURED}); "
-             f"{s.starts} start(s) batched, counted as {iterations} iterations of one start at p = {s.n_layers}; "
-             f"total time and cost are expected figures, their 80 % range in the JSON (total_seconds_range, "
-             f"cost_usd_range)"]
-    notes += [f"iteration count less certain: {c}" for c in expected.caveats]
-    return tuple(notes)
-
-
 def _world(job: _Job, machine, count: int, gpu: bool) -> int:
     if not job.distribution:
         return 1
@@ -201,7 +148,7 @@ def _world(job: _Job, machine, count: int, gpu: bool) -> int:
 def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, own: bool = False) -> Row:
     from qhybrid.estimate import model, work
 
-    device, gpu = _device_on(job.device, machine, own=own)
+    device, gpu = _device_on(job.target, machine, own=own)
     notes = list(machine.assumed)
     world = _world(job, machine, count, gpu)
     per_machine = max(1, world // count)
@@ -213,7 +160,7 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
     if job.workload == "qaoa":
         w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
         need = w.memory_bytes
-        if job.device.startswith("local:qhybrid/"):
+        if job.target.provider == "qhybrid":
             m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
             seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
             if gpu:
@@ -226,11 +173,11 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
         local_batch = max(1, s.batch_size // world)
         w = work.qml_work(s.nwires, local_batch, dtype=dtype)
         need = w.memory_bytes
-        if job.device.startswith("local:qhybrid/"):
+        if job.target.provider == "qhybrid":
             cores = machine.cores // per_machine or 1
             seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
                        model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires, cores=cores))
-            held, steps = _qml_epoch(s)
+            held, steps = qml_epoch(s)
             if held:  # every rank evaluates the held-out samples after each epoch: a share of each step
                 ev = work.qml_eval_work(s.nwires, held, dtype=dtype)
                 need += ev.memory_bytes - work.RUNTIME_BYTES  # the layer keeps both batches' buffers
@@ -383,7 +330,7 @@ def estimate_spec(spec, *, target, workload: str | None, settings, instances=Non
         raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
     if target is None:
         raise SpecError(f"device {spec.device!r} is the script's own business: nothing to estimate")
-    job = _script_or(workload, str(target), settings, source=spec.source, entry_point=spec.entry_point,
+    job = _script_or(workload, target, settings, source=spec.source, entry_point=spec.entry_point,
                      hyperparameters=spec.hyperparameters, distribution=spec.distribution,
                      processes_per_instance=spec.processes_per_instance if spec.distribution else None)
     return _estimate(job, spec.instance_type, spec.instance_count, instances=instances, gpu=gpu, cpu=cpu,
@@ -400,9 +347,9 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     own = get_instance(instance_type)
     # a script without history needs no calibration (nothing to scale): none is measured for it
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
-    expected = _expected(job)
-    iterations = _iterations(job, expected)
-    counted = _iteration_note(job, iterations, expected)
+    expected = expected_run(job)
+    iterations = counted_iterations(job, expected)
+    counted = iteration_note(job, iterations, expected)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
@@ -411,7 +358,7 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     if local:
         rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
     if expected is not None:
-        span = (_iterations(job, expected, expected.low), _iterations(job, expected, expected.high))
+        span = (counted_iterations(job, expected, expected.low), counted_iterations(job, expected, expected.high))
         rows = [_ranged(r, span, inst) for r, inst in zip(rows, [*insts, None])]
     rows.sort(key=_order)
     runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
@@ -419,7 +366,7 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     cheapest = min(priced, key=lambda r: r.cost_usd).target if priced else None
     fastest = min(runnable, key=lambda r: r.total_seconds).target if runnable else None
     machine = instance_machine(own)
-    _, uses_gpu = _device_on(job.device, machine, own=True)
+    _, uses_gpu = _device_on(job.target, machine, own=True)
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=instance_count, world_size=_world(job, machine, instance_count, uses_gpu),
                     iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from qhybrid.devices import resolve
+from qhybrid.errors import DeviceError
 from qhybrid.jobs import contract
 from qhybrid.jobs.contract import (  # noqa: F401  (re-exported: the codec's old home)
     DATA_FORMATS,
@@ -255,7 +257,7 @@ def distributed() -> dict[str, int]:
     threads = os.environ.get(TORCH_THREADS_ENV)
     if threads:
         torch.set_num_threads(max(1, int(threads)))
-    use_cuda = torch.cuda.is_available() and "gpu" in device().lower()
+    use_cuda = torch.cuda.is_available() and device_needs_gpu()
     if use_cuda:
         torch.cuda.set_device(info["local_rank"] % max(1, torch.cuda.device_count()))
     if info["world_size"] > 1:
@@ -268,3 +270,12 @@ def distributed() -> dict[str, int]:
                 backend="nccl" if use_cuda else "gloo", rank=info["rank"], world_size=info["world_size"]
             )
     return info
+
+
+def device_needs_gpu() -> bool:
+    """Whether the job's device runs on a GPU (``devices.resolve``; False for a device string qhybrid
+    passes through to the script: None, ``local:braket/...``, an ARN)."""
+    try:
+        return resolve(device()).needs_gpu
+    except DeviceError:
+        return False

@@ -40,6 +40,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass
 
+from qhybrid.devices import Target, cuda_available, resolve
 from qhybrid.errors import DeviceError, SpecError
 from qhybrid.workloads.qaoa_graph import load_graph, networkx_graph, read_graph  # noqa: F401  (read_graph: pre-flight's)
 
@@ -141,14 +142,12 @@ def parse_settings(hp: dict) -> Settings:
 class _Fast:
     """qhybrid's fast QAOA path."""
 
-    def __init__(self, graph, settings: Settings, device_name: str):
+    def __init__(self, graph, settings: Settings, target: Target):
         from qhybrid.qaoa import QAOA
 
-        if device_name == "qhybrid.gpu" and not _cuda():
-            raise DeviceError("device local:qhybrid/qhybrid.gpu needs CUDA, which is not available; "
-                              "use local:qhybrid/qhybrid.cpu")
-        dev = "cuda" if device_name == "qhybrid.gpu" else "cpu"
-        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=dev)
+        if target.needs_gpu and not cuda_available():
+            raise DeviceError(f"device {target} needs CUDA, which is not available; use local:qhybrid/qhybrid.cpu")
+        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=target.torch_device)
         self.diagonal = self.q.diagonal
 
     def energy_and_grad(self, params):
@@ -164,17 +163,16 @@ class _Fast:
 class _PennyLane:
     """The same circuit as a QNode on a PennyLane device (one parameter set per call)."""
 
-    def __init__(self, graph, settings: Settings, device_string: str):
+    def __init__(self, graph, settings: Settings, target: Target):
         import pennylane as qml
 
-        from qhybrid.devices import pennylane_device
         from qhybrid.qaoa.pennylane import ansatz, hamiltonians
         from qhybrid.qaoa.problem import cost_diagonal
 
         graph = networkx_graph(graph)
         n = graph.number_of_nodes()
         self.cost_h, mixer_h = hamiltonians(graph, settings.problem)
-        dev = pennylane_device(device_string, wires=n)
+        dev = qml.device(target.name, wires=n)
 
         def circuit(params):
             ansatz(params, self.cost_h, mixer_h, n)
@@ -226,27 +224,22 @@ class _PennyLane:
         return [(format(int(z), f"0{self.n}b"), float(p[z])) for z in order]
 
 
-def make_simulator(graph, settings: Settings, device_string: str):
+def make_simulator(graph, settings: Settings, target: Target | str):
     """The fast path for ``local:qhybrid/*``, a QNode for ``local:pennylane/*``.
+
+    Args:
+        target: the resolved device (a device string is resolved here, once).
 
     Raises:
         DeviceError: a bad device string, or qhybrid.gpu without CUDA.
     """
-    from qhybrid.devices import parse_device
-
-    spec = parse_device(device_string)
-    if spec.provider == "qhybrid":
-        return _Fast(graph, settings, spec.name)
-    return _PennyLane(graph, settings, str(spec))
+    target = resolve(target)
+    if target.provider == "qhybrid":
+        return _Fast(graph, settings, target)
+    return _PennyLane(graph, settings, target)
 
 
 # -- the job ------------------------------------------------------------------------------
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def _set_threads(*, torch_too: bool) -> None:
     """The job's thread count (``QHYBRID_TORCH_THREADS``) for numba, and for torch when it runs
     (the numba fast path never imports torch). On the numba path numba's library loads without
@@ -339,19 +332,19 @@ def run(settings: Settings, *, device_string: str, graph=None) -> dict:
     bitstring's), ``iterations``, ``converged`` (per stage), ``energies`` and ``layers`` (per
     iteration), ``iteration_seconds``, ``device``, ``n_qubits``, ``n_edges``, ``problem``, ``n_layers``.
     """
-    from qhybrid.devices import resolve
     from qhybrid.workloads import numba_load
 
-    numba = resolve(device_string).kernels == "numba"
+    target = resolve(device_string)  # the one place this job's device string is read
+    numba = target.kernels == "numba"
     if numba:  # first thing: the child's compilation overlaps everything here up to the kernels'
         numba_load.compile_ahead(settings.dtype)
     try:
-        return _run(settings, device_string=device_string, graph=graph, numba=numba)
+        return _run(settings, target=target, graph=graph, numba=numba)
     finally:
         numba_load.end_children()
 
 
-def _run(settings: Settings, *, device_string: str, graph, numba: bool) -> dict:
+def _run(settings: Settings, *, target: Target, graph, numba: bool) -> dict:
     import qhybrid.jobs as jobs
     from qhybrid.workloads import qaoa_optimize as opt
     from qhybrid.workloads import qaoa_report as report
@@ -360,7 +353,7 @@ def _run(settings: Settings, *, device_string: str, graph, numba: bool) -> dict:
 
     _set_threads(torch_too=not numba)
     graph = load_graph(settings, jobs.input_dir("input-graph")) if graph is None else as_graph(graph)
-    sim = make_simulator(graph, settings, device_string)
+    sim = make_simulator(graph, settings, target)
 
     checkpoints = _Checkpoints()
 
@@ -380,7 +373,7 @@ def _run(settings: Settings, *, device_string: str, graph, numba: bool) -> dict:
     return {
         **answer, "params": params.tolist(), "iterations": state["iteration"], "converged": state["converged"],
         "energies": state["energies"], "layers": state["layers"], "iteration_seconds": state["iteration_seconds"],
-        "device": device_string, "n_qubits": graph.n_nodes, "n_edges": graph.n_edges,
+        "device": str(target), "n_qubits": graph.n_nodes, "n_edges": graph.n_edges,
         "problem": settings.problem, "n_layers": settings.n_layers,
     }
 

@@ -23,7 +23,6 @@ import threading
 import time
 from pathlib import Path
 
-from qhybrid.devices import needs_gpu, parse_device
 from qhybrid.errors import ClusterError, SpecError
 from qhybrid.jobs import store
 from qhybrid.jobs import contract
@@ -32,7 +31,7 @@ from qhybrid.jobs.backends.ray import cluster as ray_cluster
 from qhybrid.jobs.backends.ray import placement as ray_placement
 from qhybrid.jobs.backends.ray.transfer import SHIPPED, merge_outputs, remote_argv, remote_cwd, remote_env
 from qhybrid.jobs.backends.ray.worker import RankRunner, pack
-from qhybrid.jobs.spec import JobSpec, passes_through
+from qhybrid.jobs.spec import JobSpec
 
 POLL_S = 0.1
 SYNC_S = 2.0  # how often checkpoints/results written so far are brought home
@@ -48,7 +47,7 @@ def placement_for(spec: JobSpec, nodes: list, address: str) -> ray_placement.Pla
         instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
         instance_count=spec.instance_count if spec.distribution else 1,
         processes_per_instance=spec.processes_per_instance if spec.distribution else 1,
-        needs_gpu=not passes_through(spec.device) and needs_gpu(parse_device(spec.device)), nodes=nodes, address=address,
+        needs_gpu=_needs_gpu(spec), nodes=nodes, address=address,
     )
 
 
@@ -397,3 +396,9 @@ def _ray_initialized() -> bool:
     if "ray" not in sys.modules:
         return False
     return sys.modules["ray"].is_initialized()
+
+
+def _needs_gpu(spec: JobSpec) -> bool:
+    """Whether the job's device (resolved once, at submission) runs only on a GPU."""
+    target = spec.target()
+    return target is not None and target.needs_gpu
