@@ -7,6 +7,7 @@ import time
 
 from qhybrid.errors import QhybridError
 from qhybrid.jobs import contract, instances, procs, store
+from qhybrid.jobs.descendants import end_recorded as end_descendants
 from qhybrid.jobs.state import ACTIVE, JobState, transition
 
 SUPERVISORS: dict[str, subprocess.Popen] = {}  # started here; reaped when looked at, so none stays a zombie
@@ -14,9 +15,8 @@ _NO_PID_GRACE_S = 30.0
 
 
 def end_recorded(name: str) -> None:
-    from qhybrid.jobs.supervisor import end_recorded
-
-    end_recorded(store.job_dir(name))
+    """End the descendants the dead supervisor of job ``name`` recorded."""
+    end_descendants(store.job_dir(name))
 
 
 def bill_to_heartbeat(row: dict, state: JobState, reason: str) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from qhybrid.errors import JobError, PersistedDataError, SpecError
 from qhybrid.jobs import contract, environment, metrics, store
-from qhybrid.jobs.backends import inprocess
 from qhybrid.jobs.cancel import cancel_job
 from qhybrid.jobs.display import job_html
 from qhybrid.jobs.launch import start_supervisor
@@ -75,6 +74,9 @@ class Job:
         if prediction is not None:
             budget.write_prediction(job.folder, prediction)
         if opts.in_process:
+            # start-up: the supervisor's modules load only here; a detached one pays for them in its child
+            from qhybrid.jobs.backends import inprocess
+
             environment.record(job.folder, source=source_module)
             inprocess.run_job(spec.name)
             return job

@@ -47,7 +47,7 @@ def placement_for(spec: JobSpec, nodes: list, address: str) -> ray_placement.Pla
         instance_type=spec.instance_type, vcpus=inst.vcpus, gpus=inst.gpus,
         instance_count=spec.instance_count if spec.distribution else 1,
         processes_per_instance=spec.processes_per_instance if spec.distribution else 1,
-        needs_gpu=_needs_gpu(spec), nodes=nodes, address=address,
+        needs_gpu=getattr(spec.target(), "needs_gpu", False), nodes=nodes, address=address,
     )
 
 
@@ -396,9 +396,3 @@ def _ray_initialized() -> bool:
     if "ray" not in sys.modules:
         return False
     return sys.modules["ray"].is_initialized()
-
-
-def _needs_gpu(spec: JobSpec) -> bool:
-    """Whether the job's device (resolved once, at submission) runs only on a GPU."""
-    target = spec.target()
-    return target is not None and target.needs_gpu
