@@ -11,6 +11,7 @@ Example:
 """
 from __future__ import annotations
 
+from qhybrid.braket.quantum_job import AwsQuantumJob, LocalQuantumJob
 from qhybrid.submit import decorator as _core
 
 
@@ -47,8 +48,6 @@ def hybrid_job(
     Raises:
         SpecError: for a bad data format, an unimportable module or a bad dependencies value.
     """
-    from qhybrid.braket.quantum_job import AwsQuantumJob, LocalQuantumJob
-
     braket = dict(
         image_uri=image_uri, instance_config=instance_config, distribution=distribution,
         copy_checkpoints_from_job=copy_checkpoints_from_job, checkpoint_config=checkpoint_config,

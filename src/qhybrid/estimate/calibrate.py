@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from qhybrid.errors import JobError
 from qhybrid.estimate.hardware import (  # noqa: F401  (CACHE_GBS_PER_GHZ: re-exported, its old home)
     CACHE_GBS_PER_GHZ,
     PER_CORE_BANDWIDTH_GBS,
@@ -94,8 +95,6 @@ def isolated(function: str, *args):
     """
     import subprocess
     import sys
-
-    from qhybrid.errors import JobError
 
     module, name = function.rsplit(".", 1)
     code = (f"import json, sys; from qhybrid.estimate.{module} import {name}; "

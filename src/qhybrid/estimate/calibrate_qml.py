@@ -11,7 +11,10 @@ thread and the evaluation's fixed part, which :func:`qhybrid.estimate.model.qml_
 from __future__ import annotations
 
 from qhybrid.estimate.calibrate import _best
-from qhybrid.estimate.work import qml_eval_work, qml_work
+from qhybrid.estimate.hardware import local_l3_bytes
+from qhybrid.estimate.model import qml_fixed_seconds
+from qhybrid.estimate.work import qml_eval_work, qml_split, qml_work
+from qhybrid.jobs.instances import local_cores
 
 QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
 QML_BATCH = 16
@@ -70,8 +73,6 @@ def qml_eval(model, samples: int):
 
 def qml_threads(n_wires: int, batch: int, cores: int) -> int:
     """Threads the DressedQNN kernels keep busy with ``cores``: :func:`qhybrid.estimate.work.qml_split`."""
-    from qhybrid.estimate.work import qml_split
-
     return qml_split(n_wires, batch, cores)[0]
 
 
@@ -88,8 +89,6 @@ def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cach
     another batch the threads they would get. An evaluation's fixed part is its time at 4 wires
     less its arithmetic there (at the 8-wire rate, which the model holds below 8), hand-offs and copies.
     """
-    from qhybrid.estimate.model import qml_fixed_seconds
-
     def fixed(work, n, batch, forward=False):
         return qml_fixed_seconds(work, n_wires=n, batch=batch, threads=cores, wake_s=wake_s, submit_s=submit_s,
                                  cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=l3_bytes,
@@ -125,8 +124,6 @@ def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1
     then :func:`measure_fresh`."""
     import torch
 
-    from qhybrid.estimate.hardware import local_l3_bytes
-    from qhybrid.jobs.instances import local_cores
     from qhybrid.qml import DressedQNN
     from qhybrid.workloads.qml import set_threads
 

@@ -11,6 +11,10 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from qhybrid.errors import JobError
+from qhybrid.jobs import metrics, store
+from qhybrid.jobs.spec import resolve_entry_point
+
 
 @dataclass(frozen=True)
 class History:
@@ -27,10 +31,6 @@ def _plain(hp: dict) -> dict:
 
 def script_history(*, source, entry_point: str | None, device: str, hyperparameters: dict | None) -> History | None:
     """The measured history of a script, or None when no earlier job matches."""
-    from qhybrid.jobs import metrics, store
-    from qhybrid.errors import JobError
-    from qhybrid.jobs.spec import resolve_entry_point
-
     src = Path(source).resolve()
     if not src.exists():
         return None

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from qhybrid.errors import SpecError
+from qhybrid.estimate.hardware import instance_machine
 from qhybrid.jobs import instances, metrics
 
 FILE = "estimate.json"
@@ -95,7 +96,6 @@ def by_core_speed(billed_seconds: float, instance_type: str, instance_count: int
     """The same run's cost on each priced CPU-or-GPU type when no prediction has a time for it (a script
     without history, a job from before predictions were stored): this run as its own history, scaled by
     one core's peak there against its own type's (what ``estimate run`` does with a script's history)."""
-    from qhybrid.estimate.hardware import instance_machine
     cat = instances.catalogue()
     own = instance_machine(cat[instance_type]).core_gflops if instance_type in cat else None
     out = {}

@@ -21,6 +21,8 @@ the GPUs' link within one instance and the network between instances.
 """
 from __future__ import annotations
 
+from qhybrid.estimate.work import qml_split
+
 LAUNCH_S = 10e-6
 GPU_BW_EFFICIENCY = 0.75
 GPU_FLOP_EFFICIENCY = 0.5
@@ -90,8 +92,6 @@ def qml_fixed_seconds(work, *, n_wires: int, batch: int, threads: int, wake_s: f
     :func:`~qhybrid.estimate.work.qml_split` counts the calls; ``forward``: an evaluation's) and
     the serial planar copies at one thread's bandwidth (cache-resident or DRAM by the batch's working set),
     and the fresh temporaries' page faults (``fresh_s_per_gb``)."""
-    from qhybrid.estimate.work import qml_split
-
     busy, calls = qml_split(n_wires, batch, threads, forward=forward)
     copies = work.serial_bytes / ((cache_gbs if work.working_set_bytes <= l3_bytes else dram_gbs) * 1e9)
     fresh = work.fresh_bytes / 1e9 * fresh_s_per_gb
@@ -100,8 +100,6 @@ def qml_fixed_seconds(work, *, n_wires: int, batch: int, threads: int, wake_s: f
 
 def _qml_cpu(work, machine, cal, *, batch: int, n_wires: int, cores: int | None, overhead_s: float,
              forward: bool) -> float:
-    from qhybrid.estimate.work import qml_split
-
     core = _core_ratio(machine, cal)
     threads = cores or machine.cores
     busy, _ = qml_split(n_wires, batch, threads, forward=forward)

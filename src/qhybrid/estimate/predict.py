@@ -14,7 +14,17 @@ from dataclasses import asdict, dataclass, field
 
 from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
+from qhybrid.estimate import model, probe, work
+from qhybrid.estimate.calibrate import local_calibration, local_machine
 from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch
+from qhybrid.estimate.hardware import instance_machine
+from qhybrid.estimate.history import script_history
+from qhybrid.estimate.model import _core_ratio
+from qhybrid.estimate.work import ITEM
+from qhybrid.jobs import instances
+from qhybrid.jobs.instances import catalogue, get_instance
+from qhybrid.jobs.spec import InstanceConfig
+from qhybrid.workloads import table
 
 MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
 STARTUP_S = 5.0  # a job's fixed seconds here: interpreter, imports, supervisor, the graph or data
@@ -88,8 +98,6 @@ class _Job:
 
 def _identify(job_kwargs: dict) -> _Job:
     """The job ``Job.create``'s keywords describe (``qhybrid estimate``), its workload found in the table."""
-    from qhybrid.workloads import table
-
     device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
     # lightning.gpu may be estimated where it is not installed
     target = resolve(device, installed=device not in MODELLED_ONLY)
@@ -110,8 +118,6 @@ def _script_or(workload, target: Target, settings, *, source, entry_point, hyper
     """A built-in workload's job, or a script's with its history (what earlier runs of it measured)."""
     if workload is not None:
         return _Job(workload, target, settings, distribution, processes_per_instance)
-    from qhybrid.estimate.history import script_history
-
     hist = None if callable_ else script_history(source=source, entry_point=entry_point, device=str(target),
                                                  hyperparameters=hyperparameters)
     return _Job("script", target, None, distribution, processes_per_instance, hist)
@@ -126,8 +132,6 @@ def _device_on(target: Target, machine, *, own: bool = False) -> tuple[str, bool
 
 
 def _targets(names, gpu, cpu) -> list:
-    from qhybrid.jobs.instances import catalogue, get_instance
-
     if names:
         return [get_instance(n) for n in names]
     insts = sorted(catalogue().values(), key=lambda i: i.type)
@@ -146,8 +150,6 @@ def _world(job: _Job, machine, count: int, gpu: bool) -> int:
 
 
 def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, own: bool = False) -> Row:
-    from qhybrid.estimate import model, work
-
     device, gpu = _device_on(job.target, machine, own=own)
     notes = list(machine.assumed)
     world = _world(job, machine, count, gpu)
@@ -210,10 +212,6 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
 
 
 def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:
-    from qhybrid.estimate import probe
-    from qhybrid.estimate.model import _core_ratio
-    from qhybrid.estimate.work import ITEM
-
     s = job.settings
     n = s.n_nodes if job.workload == "qaoa" else s.nwires
     edges = getattr(s, "n_edges", 0)
@@ -232,8 +230,6 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
 
 
 def _script_row(job: _Job, machine, cal, count: int, device: str) -> Row:
-    from qhybrid.estimate.model import _core_ratio
-
     hist = job.history
     if hist is None:
         return Row(machine.name, device, count, None, None, None, None, None, None, False, "unknown",
@@ -247,8 +243,6 @@ def _script_row(job: _Job, machine, cal, count: int, device: str) -> Row:
 def _priced(row: Row, inst) -> Row:
     from dataclasses import replace
 
-    from qhybrid.jobs import instances
-
     if inst is None:  # this machine: no bill
         return replace(row, cost_usd=0.0 if row.total_seconds is not None else None, price_kind="local")
     billed = None if row.total_seconds is None else instances.ceil_seconds(row.total_seconds)
@@ -260,8 +254,6 @@ def _priced(row: Row, inst) -> Row:
 def _ranged(row: Row, span: tuple[int, int], inst) -> Row:
     """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence."""
     from dataclasses import replace
-
-    from qhybrid.jobs import instances
 
     if row.seconds_per_iteration is None:
         return row
@@ -301,8 +293,6 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
         >>> est = estimate_job(qaoa_kwargs)             # doctest: +SKIP
         >>> est.row("ml.m5.2xlarge").cost_usd           # doctest: +SKIP
     """
-    from qhybrid.jobs.spec import InstanceConfig
-
     if gpu and cpu:
         raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
     job = _identify(job_kwargs)
@@ -339,11 +329,6 @@ def estimate_spec(spec, *, target, workload: str | None, settings, instances=Non
 
 def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, gpu: bool, cpu: bool,
               calibration, local: bool) -> Estimate:
-    from qhybrid.estimate.calibrate import local_calibration
-    from qhybrid.estimate.calibrate import local_machine
-    from qhybrid.estimate.hardware import instance_machine
-    from qhybrid.jobs.instances import get_instance
-
     own = get_instance(instance_type)
     # a script without history needs no calibration (nothing to scale): none is measured for it
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from qhybrid.jobs.instances import format_usd
+
 
 def _bytes(n: int | None) -> str:
     if n is None:
@@ -27,8 +29,6 @@ def _seconds(s: float | None) -> str:
 
 def format_cost(row) -> str:
     """``$0.0123`` / ``≈$0.0123`` (approximate price) / ``unknown``; ``-`` for this machine."""
-    from qhybrid.jobs.instances import format_usd
-
     if row.target == "local":
         return "-"
     if row.cost_usd is None:

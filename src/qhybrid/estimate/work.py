@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from qhybrid.errors import SpecError
+
 ITEM = {"complex128": 16, "complex64": 8}
 RUNTIME_BYTES = 400 * 2**20  # the Python process: interpreter, torch, numba, PennyLane
 # glibc's largest dynamic mmap threshold: a freed temporary up to this size is reused from the heap,
@@ -75,8 +77,6 @@ class Work:
 
 def _check_dtype(dtype: str) -> int:
     if dtype not in ITEM:
-        from qhybrid.errors import SpecError
-
         raise SpecError(f"dtype {dtype!r}: valid are {', '.join(ITEM)}")
     return ITEM[dtype]
 

@@ -17,6 +17,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from qhybrid.jobs.script import write_atomic
+
 FILE = "environment.json"
 PACKAGES = ("qhybrid", "torch", "pennylane", "pennylane-lightning", "numba", "numpy", "ray", "networkx",
             "typer", "rich")
@@ -122,8 +124,6 @@ def collect(*, source: str | os.PathLike | None = None, argv: list[str] | None =
 
 def record(folder: str | os.PathLike, *, source: str | os.PathLike | None = None) -> None:
     """Write ``environment.json`` into a job's folder (atomically; never fails the job)."""
-    from qhybrid.jobs.script import write_atomic
-
     try:
         write_atomic(Path(folder) / FILE, json.dumps(collect(source=source), indent=2))
     except OSError:  # pragma: no cover - a read-only or vanished folder: the job runs regardless

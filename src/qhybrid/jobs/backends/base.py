@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from qhybrid.errors import SpecError
+
 
 @dataclass(frozen=True)
 class ProcessSpec:
@@ -42,8 +44,6 @@ class Backend:
     def check(self, spec) -> None:
         """Pre-flight at submission, before anything is written: raise a QhybridError (one line)
         for a job this backend can never run (no CUDA, too many processes, unreachable cluster)."""
-        from qhybrid.errors import SpecError
-
         if self.max_processes is not None and spec.world_size > self.max_processes:
             raise SpecError(
                 f"instance_count x processes_per_instance = {spec.instance_count} x {spec.processes_per_instance} "
