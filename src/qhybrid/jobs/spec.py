@@ -270,63 +270,17 @@ def build_spec(
         SpecError, InstanceError, DeviceError: one line naming the bad value.
     """
     dev, target = check_device(device)
-    if not isinstance(source_module, (str, os.PathLike)):
-        raise SpecError(f"source_module must be a path to a .py file or a package folder, got {source_module!r}")
-    source = Path(source_module).expanduser()
-    if not source.exists():
-        raise SpecError(f"source module {str(source_module)!r} does not exist (give a .py file or a package folder)")
-    source = source.resolve()
-    if source.is_file() and source.suffix != ".py":
-        raise SpecError(f"source module {str(source_module)!r} is not a .py file or a folder")
+    source = _check_source(source_module)
     entry = resolve_entry_point(source, entry_point)
     hp = check_hyperparameters(hyperparameters)
     channels = check_input_data(input_data)
-    ic = instance_config or InstanceConfig()
-    if not isinstance(ic, InstanceConfig) and hasattr(ic, "instanceType"):  # e.g. the Braket SDK's own
-        ic = InstanceConfig(instanceType=ic.instanceType, instanceCount=getattr(ic, "instanceCount", 1),
-                            volumeSizeInGb=getattr(ic, "volumeSizeInGb", 30))
-    if not isinstance(ic, InstanceConfig):
-        raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
-    inst = instances.get_instance(ic.instanceType)
-    if target is not None and target.needs_gpu and inst.gpus == 0:
-        gpu_types = [n for n, i in instances.catalogue().items() if i.gpus and i.usd_per_minute is not None]
-        raise InstanceError(
-            f"device {dev} needs a GPU but instance type {ic.instanceType!r} has none; "
-            f"use a GPU instance such as {', '.join(gpu_types[:3]) or 'ml.p3.2xlarge'}"
-        )
+    ic, inst = _check_instance(instance_config, dev, target)
     if distribution not in DISTRIBUTIONS:
         raise SpecError(f"distribution {distribution!r} is not one of None, 'data_parallel'")
-    if backend not in BACKENDS:
-        raise SpecError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-    if importlib.util.find_spec(f"qhybrid.jobs.backends.{backend}") is None:
-        raise SpecError(f"backend {backend!r} is not available in this installation; use 'local'")
-    if address is not None:  # the Ray cluster to run on (docs/ray.md)
-        if backend != "ray":
-            raise SpecError(f"address {address!r} needs backend='ray' (got backend={backend!r})")
-        if not isinstance(address, str) or not address.strip():
-            raise SpecError(f"address {address!r} is not HOST:PORT, 'auto' or 'ray://HOST:PORT'")
-        extra = {**(extra or {}), "ray_address": address.strip()}
-    ppi = _positive("processes_per_instance", processes_per_instance, int)
-    if ppi is None:
-        ppi = min(inst.gpus, instances.local_gpus()) if (distribution and inst.gpus) else 1
-        ppi = max(1, ppi)
-    if distribution is None and processes_per_instance not in (None, 1):
-        raise SpecError("processes_per_instance needs distribution='data_parallel'")
-    if in_process and distribution:
-        raise SpecError("in_process runs one process in this interpreter; drop distribution='data_parallel'")
+    extra = _check_backend(backend, address, extra)
+    ppi = _processes(processes_per_instance, distribution=distribution, inst=inst, in_process=in_process)
     runtime = _positive("max_runtime", max_runtime)
-    budget = _positive("max_cost", max_cost)
-    frozen = _frozen_instance(inst)
-    if budget is not None and inst.usd_per_minute is None:
-        raise SpecError(
-            f"max_cost needs a price for {ic.instanceType!r}, which is unknown; "
-            f"add it to {instances.price_file()} ([prices] \"{ic.instanceType}\" = USD per minute)"
-        )
-    if budget is not None and budget < inst.usd_per_second * ic.instanceCount:
-        raise SpecError(
-            f"max_cost of ${budget:g} is less than one billed second of {ic.instanceCount} x {ic.instanceType} "
-            f"(${inst.usd_per_second * ic.instanceCount:.6f}); raise it"
-        )
+    budget, frozen = _check_budget(max_cost, inst, ic)
     if copy_checkpoints_from_job is not None:
         copy_checkpoints_from_job = job_ref_name(copy_checkpoints_from_job)
     job_tags = check_tags(tags)
@@ -360,3 +314,80 @@ def build_spec(
         device_target=target.record() if target is not None else {},
     )
     return spec
+
+
+def _check_source(source_module) -> Path:
+    """The absolute path of an existing ``.py`` file or package folder."""
+    if not isinstance(source_module, (str, os.PathLike)):
+        raise SpecError(f"source_module must be a path to a .py file or a package folder, got {source_module!r}")
+    source = Path(source_module).expanduser()
+    if not source.exists():
+        raise SpecError(f"source module {str(source_module)!r} does not exist (give a .py file or a package folder)")
+    source = source.resolve()
+    if source.is_file() and source.suffix != ".py":
+        raise SpecError(f"source module {str(source_module)!r} is not a .py file or a folder")
+    return source
+
+
+def _check_instance(instance_config, dev: str, target: Target | None) -> tuple[InstanceConfig, instances.Instance]:
+    """The InstanceConfig (also from the Braket SDK's own) and its catalogue entry; a GPU for a GPU device."""
+    ic = instance_config or InstanceConfig()
+    if not isinstance(ic, InstanceConfig) and hasattr(ic, "instanceType"):  # e.g. the Braket SDK's own
+        ic = InstanceConfig(instanceType=ic.instanceType, instanceCount=getattr(ic, "instanceCount", 1),
+                            volumeSizeInGb=getattr(ic, "volumeSizeInGb", 30))
+    if not isinstance(ic, InstanceConfig):
+        raise SpecError(f"instance_config must be an InstanceConfig, got {type(ic).__name__}")
+    inst = instances.get_instance(ic.instanceType)
+    if target is not None and target.needs_gpu and inst.gpus == 0:
+        gpu_types = [n for n, i in instances.catalogue().items() if i.gpus and i.usd_per_minute is not None]
+        raise InstanceError(
+            f"device {dev} needs a GPU but instance type {ic.instanceType!r} has none; "
+            f"use a GPU instance such as {', '.join(gpu_types[:3]) or 'ml.p3.2xlarge'}"
+        )
+    return ic, inst
+
+
+def _check_backend(backend: str, address: str | None, extra: dict | None) -> dict | None:
+    """Refuse an unknown or missing backend, and an address without Ray; return ``extra`` with the address."""
+    if backend not in BACKENDS:
+        raise SpecError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    if importlib.util.find_spec(f"qhybrid.jobs.backends.{backend}") is None:
+        raise SpecError(f"backend {backend!r} is not available in this installation; use 'local'")
+    if address is not None:  # the Ray cluster to run on (docs/ray.md)
+        if backend != "ray":
+            raise SpecError(f"address {address!r} needs backend='ray' (got backend={backend!r})")
+        if not isinstance(address, str) or not address.strip():
+            raise SpecError(f"address {address!r} is not HOST:PORT, 'auto' or 'ray://HOST:PORT'")
+        extra = {**(extra or {}), "ray_address": address.strip()}
+    return extra
+
+
+def _processes(processes_per_instance, *, distribution: str | None, inst: instances.Instance,
+               in_process: bool) -> int:
+    """Processes per instance: as given (data-parallel only), else one per local GPU of the type, else 1."""
+    ppi = _positive("processes_per_instance", processes_per_instance, int)
+    if ppi is None:
+        ppi = min(inst.gpus, instances.local_gpus()) if (distribution and inst.gpus) else 1
+        ppi = max(1, ppi)
+    if distribution is None and processes_per_instance not in (None, 1):
+        raise SpecError("processes_per_instance needs distribution='data_parallel'")
+    if in_process and distribution:
+        raise SpecError("in_process runs one process in this interpreter; drop distribution='data_parallel'")
+    return ppi
+
+
+def _check_budget(max_cost, inst: instances.Instance, ic: InstanceConfig) -> tuple[float | None, dict]:
+    """The budget (a price is needed, and at least one billed second) and the instance frozen for the spec."""
+    budget = _positive("max_cost", max_cost)
+    frozen = _frozen_instance(inst)
+    if budget is not None and inst.usd_per_minute is None:
+        raise SpecError(
+            f"max_cost needs a price for {ic.instanceType!r}, which is unknown; "
+            f"add it to {instances.price_file()} ([prices] \"{ic.instanceType}\" = USD per minute)"
+        )
+    if budget is not None and budget < inst.usd_per_second * ic.instanceCount:
+        raise SpecError(
+            f"max_cost of ${budget:g} is less than one billed second of {ic.instanceCount} x {ic.instanceType} "
+            f"(${inst.usd_per_second * ic.instanceCount:.6f}); raise it"
+        )
+    return budget, frozen
