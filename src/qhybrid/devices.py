@@ -154,6 +154,15 @@ def resolve(device: str | DeviceSpec | Target, *, installed: bool = True) -> Tar
     return Target(spec.provider, spec.name, "cuda" if gpu else "cpu", gpu, _kernel_set(spec))
 
 
+def complete(name: str) -> str:
+    """The full device string for a bare name (``qhybrid.cpu`` -> ``local:qhybrid/qhybrid.cpu``, any other
+    bare name a PennyLane device); a full string is returned stripped. Nothing is checked (:func:`resolve`)."""
+    name = name.strip()
+    if name.startswith("local:"):
+        return name
+    return f"local:qhybrid/{name}" if name in QHYBRID_DEVICES else f"local:pennylane/{name}"
+
+
 def needs_gpu(spec: str | DeviceSpec) -> bool:
     """Return True for devices that only run on a GPU (``qhybrid.gpu``, ``lightning.gpu``, ...)."""
     name = spec.name if isinstance(spec, DeviceSpec) else resolve(spec).name

@@ -15,14 +15,14 @@ def register(app: typer.Typer) -> None:
 
         Bare names work wherever a device is asked for: --device lightning.qubit.
         """
-        from qhybrid.devices import available_devices
+        from qhybrid.devices import available_devices, resolve
 
         avail = available_devices()
         cuda = options.cuda_present()
         if json_:
             output.print_json({"devices": avail, "cuda": cuda})
             return
-        rows = [[f"local:qhybrid/{n}", "qhybrid", "our engine" + (" (needs CUDA)" if n.endswith("gpu") else "")]
+        rows = [[f"local:qhybrid/{n}", "qhybrid", "our engine" + (" (needs CUDA)" if resolve(f"local:qhybrid/{n}").needs_gpu else "")]
                 for n in avail["qhybrid"]]
         rows += [[f"local:pennylane/{n}", "pennylane", ""] for n in avail["pennylane"]]
         output.table(["DEVICE", "PROVIDER", "NOTE"], rows)

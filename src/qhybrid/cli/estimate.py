@@ -44,17 +44,17 @@ _UNUSED = ("name", "backend", "address", "quiet", "no_wait", "allow_pickle", "fo
 def _modelled_only(device: str | None) -> str | None:
     """The full name of a device the estimate models without it being installed here (lightning.gpu
     on a machine without a GPU: the seed's device), when ``device`` is one and is not installed."""
-    from qhybrid.devices import parse_device
+    from qhybrid.devices import complete, resolve
     from qhybrid.errors import DeviceError
     from qhybrid.estimate.predict import MODELLED_ONLY
 
     if not device:
         return None
-    full = device.strip() if device.strip().startswith("local:") else f"local:pennylane/{device.strip()}"
+    full = complete(device)
     if full not in MODELLED_ONLY:
         return None
     try:
-        parse_device(full)
+        resolve(full)
         return None  # installed: the command's own checks apply
     except DeviceError:
         return full

@@ -58,18 +58,15 @@ def device_string(value: str | None) -> str:
     Raises:
         DeviceError: an unknown device, listing the valid ones.
     """
-    from qhybrid.devices import QHYBRID_DEVICES, parse_device
+    from qhybrid.devices import complete, resolve
 
     if value is None:
         value = "local:qhybrid/qhybrid.gpu" if cuda_present() else "local:qhybrid/qhybrid.cpu"
-    value = value.strip()
-    if not value.startswith("local:"):
-        value = f"local:qhybrid/{value}" if value in QHYBRID_DEVICES else f"local:pennylane/{value}"
-    return str(parse_device(value))
+    return str(resolve(complete(value)))
 
 
 def instance_for(device: str, instance: str | None) -> str:
     """``instance``, or the seed's instance types (prices known): a GPU one for GPU devices."""
-    from qhybrid.devices import needs_gpu
+    from qhybrid.devices import resolve
 
-    return instance or (GPU_INSTANCE if needs_gpu(device) else CPU_INSTANCE)
+    return instance or (GPU_INSTANCE if resolve(device).needs_gpu else CPU_INSTANCE)

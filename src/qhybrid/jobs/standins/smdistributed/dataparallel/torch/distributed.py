@@ -12,9 +12,11 @@ import os
 import torch
 import torch.distributed as _dist
 
+from qhybrid.jobs.script import device_needs_gpu
+
 
 def _use_cuda() -> bool:
-    return torch.cuda.is_available() and "gpu" in os.environ.get("AMZN_BRAKET_DEVICE_ARN", "").lower()
+    return torch.cuda.is_available() and device_needs_gpu()
 
 
 def init_process_group(backend: str | None = None, **kwargs) -> None:
