@@ -5,6 +5,7 @@
 const TOKEN = document.querySelector('meta[name="qhybrid-token"]').content;
 const SVG = "http://www.w3.org/2000/svg";
 const PALETTE = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#116329", "#a40e26", "#57606a"];
+const TIME_METRICS = new Set(["iteration_seconds", "epoch_seconds"]);
 const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "DAMAGED"]);
 let COLOURS = {};
 
@@ -63,14 +64,17 @@ function num(v) {
   if (v == null) return "";
   if (typeof v !== "number") return String(v);
   if (Number.isInteger(v)) return String(v);
-  return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(3) : String(+v.toPrecision(5));
+  return Math.abs(v) >= 1e6 || Math.abs(v) < 1e-6 ? v.toExponential(3) : String(+v.toPrecision(5));
 }
 
 // ---- charts ---------------------------------------------------------------------------------
 function ticks(lo, hi, n) {
-  if (lo === hi) { lo -= 1; hi += 1; }
-  const step = (hi - lo) / n;
-  return Array.from({length: n + 1}, (_, i) => lo + i * step);
+  // round steps (1, 2 or 5 times a power of ten) covering [lo, hi]
+  const raw = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw);
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+  return out;
 }
 
 function chart(title, lines, opts) {
@@ -89,17 +93,18 @@ function chart(title, lines, opts) {
                            "data-points": String(pts.length)});
   root.append(svg("title", {}, title));
   root.append(svg("text", {x: L, y: 15, class: "title"}, title));
-  for (const y of ticks(y0, y1, 4)) {
+  for (const y of ticks(y0, y1, 5)) {
     root.append(svg("line", {x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: "grid"}));
     root.append(svg("text", {x: L - 6, y: sy(y) + 4, "text-anchor": "end"}, num(y)));
   }
   for (const x of ticks(x0, x1, 5)) {
-    root.append(svg("text", {x: sx(x), y: H - B + 15, "text-anchor": "middle"},
-                    opts.xlabel === "iteration" ? String(Math.round(x)) : num(x)));
+    if (opts.xlabel === "iteration" && !Number.isInteger(x)) continue;
+    root.append(svg("text", {x: sx(x), y: H - B + 15, "text-anchor": "middle"}, num(x)));
   }
   root.append(svg("line", {x1: L, x2: L, y1: T, y2: H - B, class: "axis"}));
   root.append(svg("line", {x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis"}));
   root.append(svg("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle"}, opts.xlabel));
+  if (opts.note) root.append(svg("text", {x: W - R, y: 15, "text-anchor": "end"}, opts.note));
   if (opts.optimum != null) {
     root.append(svg("line", {x1: L, x2: W - R, y1: sy(opts.optimum), y2: sy(opts.optimum), class: "optimum",
                              "data-optimum": String(opts.optimum)}));
@@ -113,9 +118,16 @@ function chart(title, lines, opts) {
     if (l.points.length < 60) {
       for (const p of l.points) root.append(svg("circle", {cx: sx(p[0]), cy: sy(p[1]), r: 2, fill: colour}));
     }
-    if (lines.length > 1) root.append(svg("text", {x: L + 8, y: T + 14 + 13 * i, fill: colour}, l.label));
   });
-  return el("div", {class: "chart"}, root);
+  const box = el("div", {class: "chart"}, root);
+  if (lines.length > 1) {
+    box.append(el("div", {class: "legend"}, ...lines.map((l, i) => {
+      const key = el("span", {class: "key"}, l.label);
+      key.style.borderColor = PALETTE[i % PALETTE.length];
+      return key;
+    })));
+  }
+  return box;
 }
 
 function drawCharts(box, perJob) {
@@ -124,10 +136,16 @@ function drawCharts(box, perJob) {
   box.replaceChildren();
   if (!names.length) { box.append(el("p", {class: "legend"}, "no metrics yet")); return; }
   for (const name of names) {
-    const lines = perJob.filter(j => j.metrics.series[name]).map(j => ({label: j.label, points: j.metrics.series[name]}));
+    let lines = perJob.filter(j => j.metrics.series[name]).map(j => ({label: j.label, points: j.metrics.series[name]}));
+    let note = null;
+    if (TIME_METRICS.has(name) && lines.some(l => l.points.length > 1)) {
+      // the first iteration compiles the kernels on a first run: drawn, it flattens the rest
+      note = "first iteration left out (" + lines.map(l => num(l.points[0][1]) + " s").join(", ") + ")";
+      lines = lines.map(l => ({label: l.label, points: l.points.length > 1 ? l.points.slice(1) : l.points}));
+    }
     const optima = [...new Set(perJob.map(j => j.optimum).filter(o => o != null))];
     const optimum = name === "energy" && optima.length === 1 ? optima[0] : null;
-    box.append(chart(name, lines, {xlabel: perJob[0].metrics.x, optimum}));
+    box.append(chart(name, lines, {xlabel: perJob[0].metrics.x, optimum, note}));
   }
 }
 
