@@ -74,3 +74,17 @@ def live_script(tmp_path):
     path = tmp_path / "live.py"
     path.write_text(textwrap.dedent(LIVE_SCRIPT))
     return path
+
+
+@pytest.fixture
+def cli():
+    """``cli(*argv)`` runs the qhybrid app through Typer's runner (plain output, 80 columns)."""
+    from typer.testing import CliRunner
+
+    from qhybrid.cli import app
+
+    def invoke(*argv, **kwargs):
+        env = {"NO_COLOR": "1", "COLUMNS": "80", **kwargs.pop("env", {})}
+        return CliRunner().invoke(app, [str(a) for a in argv], env=env, **kwargs)
+
+    return invoke

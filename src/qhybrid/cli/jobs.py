@@ -1,4 +1,4 @@
-"""``qhybrid jobs ...``: list, show, logs, metrics (tables and plots), result, wait, compare, cancel, rm.
+"""``qhybrid jobs ...``: list, show, logs, metrics (tables and plots), result, wait, compare, cancel, export, rm.
 
 ``submit_and_wait`` (for commands that submit a job) lives in ``qhybrid.cli.workload`` and is
 re-exported here.
@@ -187,6 +187,27 @@ def register(app: typer.Typer) -> None:
             output.print_json({"job": name, "state": state})
         else:
             print(f"{name} {state}")
+
+    @jobs.command("export")
+    def export(names: Annotated[Optional[list[str]], typer.Argument(
+                   metavar="[NAME...]", help="Jobs to export (default: every job).")] = None,
+               mlflow: Annotated[str, typer.Option(
+                   "--mlflow", metavar="URI",
+                   help="MLflow tracking URI: sqlite:///PATH/mlflow.db, http://HOST:5000, ...")] = ...,
+               experiment: Annotated[str, typer.Option(help="MLflow experiment the runs go to.")] = "qhybrid",
+               follow: Annotated[bool, typer.Option(
+                   "--follow", help="Log a running job's metrics live, until it ends.")] = False,
+               json_: options.Json = False) -> None:
+        """Write jobs as MLflow runs: params, metrics by iteration, tags, result and cost, logs and results."""
+        from qhybrid.mlflow_export import export as to_mlflow
+
+        runs = to_mlflow(list(names or []), uri=mlflow, experiment=experiment, follow=follow)
+        if json_:
+            output.print_json({"tracking_uri": mlflow, "experiment": experiment, "runs": runs})
+            return
+        for job_name, run_id in runs.items():
+            print(f"{job_name} -> run {run_id}")
+        output.note(f"{len(runs)} job(s) exported to experiment {experiment!r} at {mlflow}")
 
     @jobs.command("repair")
     def repair(json_: options.Json = False) -> None:
