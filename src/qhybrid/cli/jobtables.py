@@ -18,6 +18,7 @@ LIST_COLUMNS = (("NAME", "name", 0, False), ("STATE", "state", 0, False), ("DEVI
 RESULT_MIN = 14  # the result summary is never narrower than this (it is cut with …)
 RESULT_WANTED = 32  # columns of priority 3 and above are dropped before the result gets less than this
 GAP = 2
+COMPARE_VALUE = 20  # a compared value wider than this wraps when the jobs need the room
 
 
 def _width() -> int:
@@ -131,31 +132,32 @@ def show(d: dict) -> None:
 
 def compare(heads: list[str], rows: list[list]) -> None:
     """``jobs compare``: fields down, jobs across, in as many blocks of jobs as the width needs; job
-    names and field names whole, long values cut with ``…``."""
+    names and field names whole, long values wrapped at spaces within their column."""
     from rich import box
     from rich.table import Table
 
     cells = [[r[0], *[output.fmt(v, 5) for v in r[1:]]] for r in rows]
     label = max([len(c[0]) for c in cells] + [1])
     total = _width()
-    cols = [max([len(heads[j])] + [len(c[j]) for c in cells]) for j in range(1, len(heads))]
     blocks, block, used = [], [], label
-    for j, w in enumerate(cols, start=1):
-        w = max(len(heads[j]), min(w, 40))
+    for j in range(1, len(heads)):
+        natural = max(len(c[j]) for c in cells) if cells else 0
+        w = max(len(heads[j]), min(natural, COMPARE_VALUE))
         if block and used + GAP + w > total:
             blocks.append(block)
             block, used = [], label
-        block.append((j, w))
+        block.append(j)
         used += GAP + w
     blocks.append(block)
     for n, block in enumerate(blocks):
         t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", expand=False,
                   padding=(0, GAP - 1, 0, 0))
-        t.add_column("", no_wrap=True, min_width=min(label, total // 2), overflow="ellipsis")
-        for j, w in block:
-            t.add_column(heads[j], no_wrap=True, overflow="ellipsis", max_width=w, min_width=len(heads[j]))
+        t.add_column("", no_wrap=True, overflow="ellipsis", min_width=min(label, total - COMPARE_VALUE - GAP),
+                     max_width=max(12, total - COMPARE_VALUE - GAP))
+        for j in block:
+            t.add_column(heads[j], overflow="fold", min_width=len(heads[j]))
         for c in cells:
-            t.add_row(c[0], *[c[j] for j, _w in block])
+            t.add_row(c[0], *[c[j] for j in block])
         if n:
             output.out().print()
         output.out().print(t)
