@@ -270,25 +270,38 @@ def job_detail(job) -> dict:
     }
 
 
-def list_rows(*, state: str | None = None, query: str = "", offset: int = 0, limit: int = 50) -> dict:
+def list_rows(*, state: str | None = None, query: str = "", offset: int = 0, limit: int = 50,
+              cache: dict | None = None) -> dict:
     """A page of the job table, newest first, filtered by state and a substring of name, device or
     instance; only the page's jobs are read in full, so a store of thousands answers quickly.
+
+    Args:
+        cache: a dict kept between calls (by a server): the rows of ended jobs, which no longer
+            change, are read once.
 
     Returns:
         ``{"total": matching jobs, "offset", "limit", "rows": [job_row, ...]}``.
     """
-    from qhybrid.jobs import store
-    from qhybrid.jobs import Job
+    from qhybrid.jobs import Job, store
 
     rows = list(reversed(store.rows(state)))
     q = query.strip().lower()
     if q:
         rows = [r for r in rows if any(q in str(r.get(k) or "").lower() for k in ("name", "device", "instance_type"))]
     offset, limit = max(0, int(offset)), max(1, min(int(limit), 500))
-    page = []
+    page, home = [], str(store.home())
     for r in rows[offset:offset + limit]:
+        key = (home, r["name"], r["created"], r["ended"])
+        if cache is not None and key in cache:
+            page.append(cache[key])
+            continue
         try:
-            page.append(job_row(Job(r["name"])))
+            row = job_row(Job(r["name"]))
         except Exception:  # deleted between the listing and the read: leave it out
             continue
+        if cache is not None and row["state"] in ("COMPLETED", "FAILED", "CANCELLED") and r["ended"]:
+            if len(cache) > 20000:
+                cache.clear()
+            cache[key] = row
+        page.append(row)
     return {"total": len(rows), "offset": offset, "limit": limit, "rows": page}

@@ -70,14 +70,14 @@ def test_follow_logs_a_running_job_until_it_ends(tmp_path, live_script, monkeypa
     from qhybrid.mlflow_export import export
 
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    Job.create(CPU, str(live_script), job_name="running", hyperparameters={"steps": 15, "pause": 0.1})
+    Job.create(CPU, str(live_script), job_name="running", hyperparameters={"steps": 8, "pause": 0.05})
     uri = (tmp_path / "mlruns").as_uri()
     runs = export(["running"], uri=uri, follow=True)
     client, found = _read_back(uri)
     run = found["running"]
     assert run.info.run_id == runs["running"] and run.info.status == "FINISHED"
     assert run.data.tags["qhybrid.state"] == "COMPLETED"
-    assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "energy")) == list(range(15))
+    assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "energy")) == list(range(8))
 
 
 @pytest.mark.slow  # a fresh sqlite store runs MLflow's schema migrations (tens of seconds on a busy box)

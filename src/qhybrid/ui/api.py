@@ -20,6 +20,7 @@ from qhybrid.errors import JobNotFoundError, QhybridError
 
 STATES = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
 COMPARE_MAX = 12
+_ENDED_ROWS: dict = {}  # rows of ended jobs, which no longer change (views.list_rows' cache)
 
 
 def dumps(doc) -> bytes:
@@ -67,7 +68,7 @@ def jobs_page(query: dict) -> dict:
     if state is not None and state not in STATES:
         raise _BadRequest(f"state={state!r} is not one of {', '.join(STATES)}")
     return views.list_rows(state=state, query=_one(query, "q"), offset=_int(query, "offset", 0),
-                           limit=_int(query, "limit", 50))
+                           limit=_int(query, "limit", 50), cache=_ENDED_ROWS)
 
 
 def job_page(name: str, query: dict) -> dict:
