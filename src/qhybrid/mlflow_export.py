@@ -163,8 +163,16 @@ def export_job(job, *, client, experiment_id: str, follow: bool = False, poll: f
     return run_id
 
 
-def export(names: list[str], *, uri: str, experiment: str = "qhybrid", follow: bool = False) -> dict:
+def export(names: list[str], *, uri: str, experiment: str = "qhybrid", follow: bool = False,
+           poll: float = 2.0) -> dict:
     """Export jobs ``names`` (every job when empty) to the MLflow tracking store at ``uri``.
+
+    Args:
+        names: job names.
+        uri: an MLflow tracking URI (``sqlite:///...``, ``http://...``, ``file:...``).
+        experiment: the experiment's name (created when missing).
+        follow: log running jobs' metrics as they come, until they end (one job after the other).
+        poll: seconds between looks while following.
 
     Returns:
         ``{job name: run id}``.
@@ -179,7 +187,8 @@ def export(names: list[str], *, uri: str, experiment: str = "qhybrid", follow: b
     try:
         client = _client(uri)
         experiment_id = _experiment(client, experiment)
-        return {job.name: export_job(job, client=client, experiment_id=experiment_id, follow=follow) for job in jobs}
+        return {job.name: export_job(job, client=client, experiment_id=experiment_id, follow=follow, poll=poll)
+                for job in jobs}
     except Exception as err:
         if type(err).__name__ != "MlflowException":
             raise

@@ -72,7 +72,7 @@ def test_follow_logs_a_running_job_until_it_ends(tmp_path, live_script, monkeypa
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     Job.create(CPU, str(live_script), job_name="running", hyperparameters={"steps": 8, "pause": 0.05})
     uri = (tmp_path / "mlruns").as_uri()
-    runs = export(["running"], uri=uri, follow=True)
+    runs = export(["running"], uri=uri, follow=True, poll=0.2)
     client, found = _read_back(uri)
     run = found["running"]
     assert run.info.run_id == runs["running"] and run.info.status == "FINISHED"
