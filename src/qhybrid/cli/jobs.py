@@ -190,7 +190,7 @@ def register(app: typer.Typer) -> None:
 
     @jobs.command("export")
     def export(names: Annotated[Optional[list[str]], typer.Argument(
-                   metavar="[NAME...]", help="Jobs to export (default: every job).")] = None,
+                   metavar="NAME...", help="Jobs to export (default: every job).")] = None,
                mlflow: Annotated[str, typer.Option(
                    "--mlflow", metavar="URI",
                    help="MLflow tracking URI: sqlite:///PATH/mlflow.db, http://HOST:5000, ...")] = ...,

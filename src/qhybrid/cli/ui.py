@@ -12,12 +12,11 @@ def register(app: typer.Typer) -> None:
     """Add the ``ui`` command."""
 
     @app.command("ui")
-    def ui(port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535,
+    def ui(port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, metavar="PORT",
                                              help="Port to serve on (0: a free one).")] = 8765,
            host: Annotated[Optional[str], typer.Option(
                "--host", metavar="ADDR",
-               help="Interface to bind (default 127.0.0.1, this machine only; another one lets other "
-                    "machines reach the dashboard, still behind its token).")] = None,
+               help="Interface to bind (default 127.0.0.1: this machine only).")] = None,
            no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL; open no browser.")] = False,
            ) -> None:
         """Serve the jobs dashboard (jobs table, live job pages, compare) until Ctrl-C; print its URL

@@ -115,6 +115,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._route("POST")
 
 
+def _host_names(host: str) -> set[str]:
+    """The names a browser may put in the Host header: loopback's, the bound address, and for a
+    wildcard bind (0.0.0.0, ::) this machine's name and addresses."""
+    import socket
+
+    names = {"127.0.0.1", "localhost"}
+    if host not in ("0.0.0.0", "::", ""):
+        return names | {f"[{host}]" if ":" in host else host}
+    names |= {socket.gethostname(), socket.getfqdn()}
+    try:
+        names |= {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)}
+    except OSError:
+        pass
+    return {f"[{n}]" if ":" in n else n for n in names}
+
+
 class Dashboard:
     """The dashboard server, in a thread (``start``/``stop``) or in the foreground (``serve_forever``).
 
@@ -132,8 +148,7 @@ class Dashboard:
         self.httpd.daemon_threads = True
         self.httpd.board = self
         self.host, self.port = host, self.httpd.server_address[1]
-        names = {"127.0.0.1", "localhost"} | ({host} if host not in ("0.0.0.0", "::", "") else set())
-        self.allowed_hosts = {f"{n}:{self.port}" for n in names}
+        self.allowed_hosts = {f"{n.lower()}:{self.port}" for n in _host_names(host)}
         self._thread: threading.Thread | None = None
 
     @property
