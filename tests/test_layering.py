@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-ABOVE_RUNTIME = ("workloads", "sim", "qaoa", "qml", "plugin", "estimate", "cli", "ui", "braket", "submit")
+ABOVE_RUNTIME = ("workloads", "sim", "qaoa", "qml", "plugin", "estimate", "cli", "ui", "braket", "submit", "views", "mlflow_export")
 
 
 def _modules(src: Path) -> dict[str, Path]:

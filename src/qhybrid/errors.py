@@ -60,6 +60,10 @@ class StoreError(QhybridError, OSError):
     """A job store (QHYBRID_HOME) that cannot be used: relative, a file, unwritable, read-only."""
 
 
+class UIError(QhybridError, OSError):
+    """The dashboard (``qhybrid ui``) cannot serve: the port is taken, the interface unknown."""
+
+
 def closest(value: str, valid, n: int = 3) -> list[str]:
     """Return up to `n` entries of `valid` that look like `value` (for 'did you mean')."""
     import difflib

@@ -24,7 +24,10 @@ def test_list_newest_first_limit_columns_and_width(shared_jobs, cli):
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
     header = lines[0].split()
-    assert header == ["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"]
+    assert header == ["NAME", "STATE", "DEVICE", "STARTED", "TIME", "RESULT", "COST"]  # INSTANCE gave way
+    wide = cli("jobs", "list", env={"COLUMNS": "120"}).stdout.splitlines()
+    assert wide[0].split() == ["NAME", "STATE", "DEVICE", "INSTANCE", "STARTED", "TIME", "RESULT", "COST"]
+    assert "ml.m5.2xlarge" in wide[2] and max(len(line) for line in wide) <= 120
     names = [line.split()[0] for line in lines[2:]]
     assert names == ["third-job", "second-job", "first-job"]
     assert "COMPLETED" in lines[2] and "qhybrid.cpu" in lines[2] and "loss 1" in lines[2]
@@ -124,7 +127,7 @@ def test_list_by_tags_all_must_match_and_show_has_tags(shared_jobs, cli):
     assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == ["second-job", "first-job"]
     assert cli("jobs", "list", "--tag", "team").exit_code == 1
     rows = [line.split(None, 1) for line in cli("jobs", "show", "first-job").stdout.splitlines()]
-    assert ["tags", "team=qml stage=1"] in rows and ["dependencies", "the caller's interpreter"] in rows
+    assert ["tags", "team=qml  stage=1"] in rows and ["dependencies", "the caller's interpreter"] in rows
     assert not any(r and r[0] == "tags" for r in (line.split(None, 1) for line in
                                                    cli("jobs", "show", "third-job").stdout.splitlines()))
     doc = json.loads(cli("jobs", "show", "first-job", "--json").stdout)

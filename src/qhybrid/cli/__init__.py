@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "qhybrid.cli.cluster",  # cluster start|status|stop
     "qhybrid.cli.doctor",  # doctor
     "qhybrid.cli.estimate",  # estimate qaoa|qml|run, instances
+    "qhybrid.cli.ui",  # ui
 )
 
 #: The module of each top-level command: ``main`` builds only the one it runs (building every
@@ -35,7 +36,7 @@ COMMAND_MODULES = (
 COMMAND_OF = {"run": "qhybrid.cli.run", "jobs": "qhybrid.cli.jobs", "qaoa": "qhybrid.cli.qaoa",
               "qml": "qhybrid.cli.qml", "devices": "qhybrid.cli.devices", "cluster": "qhybrid.cli.cluster",
               "doctor": "qhybrid.cli.doctor", "estimate": "qhybrid.cli.estimate",
-              "instances": "qhybrid.cli.estimate"}
+              "instances": "qhybrid.cli.estimate", "ui": "qhybrid.cli.ui"}
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

@@ -1,4 +1,4 @@
-"""``qhybrid jobs ...``: list, show, logs, metrics (tables and plots), result, wait, compare, cancel, rm.
+"""``qhybrid jobs ...``: list, show, logs, metrics (tables and plots), result, wait, compare, cancel, export, rm.
 
 ``submit_and_wait`` (for commands that submit a job) lives in ``qhybrid.cli.workload`` and is
 re-exported here.
@@ -6,7 +6,6 @@ re-exported here.
 from __future__ import annotations
 
 import time
-from datetime import datetime
 from typing import Annotated, Literal, Optional
 
 import typer
@@ -16,20 +15,6 @@ from qhybrid.cli.workload import submit_and_wait
 
 STATES = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]
 Names = Annotated[list[str], typer.Argument(metavar="NAME...", help="Job names (see: qhybrid jobs list).")]
-
-
-def _when(iso: str | None) -> str:
-    """A creation time, short: hours and minutes today, else month and day (--json has it all)."""
-    if not iso:
-        return ""
-    t = datetime.fromisoformat(iso).astimezone()
-    return t.strftime("%H:%M") if t.date() == datetime.now().astimezone().date() else t.strftime("%b %d")
-
-
-def _cost(value) -> str:
-    from qhybrid.jobs.instances import format_usd
-
-    return "?" if value is None else format_usd(value)
 
 
 def _jobs(names: list[str]):
@@ -49,8 +34,9 @@ def register(app: typer.Typer) -> None:
               tag: Annotated[Optional[list[str]], typer.Option(
                   "--tag", metavar="KEY=VALUE", help="Only jobs with this tag (repeatable; all must match).")] = None,
               json_: options.Json = False) -> None:
-        """Jobs, newest first: state, device, when, billed time, the key result, cost."""
-        from qhybrid.cli.results import key_metric
+        """Jobs, newest first: state, result (a failed job's reason), cost, time, start, device, instance."""
+        from qhybrid import views
+        from qhybrid.cli import jobtables
         from qhybrid.cli.run import pairs
         from qhybrid.submit import Job
 
@@ -58,18 +44,14 @@ def register(app: typer.Typer) -> None:
         found = list(reversed(Job.list(state=state.upper() if state else None, tags=tags)))
         shown = found[:limit] if limit > 0 else found
         infos = [(j, j.describe()) for j in shown]
+        rows = [views.job_row(j, i) for j, i in infos]
         if json_:
-            output.print_json([{**i, "key_metric": key_metric(j, i)} for j, i in infos])
+            output.print_json([{**i, "key_metric": r["result"], "row": r} for (_j, i), r in zip(infos, rows)])
             return
-        if not infos:
+        if not rows:
             output.note("no jobs")
             return
-        output.table(["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"],
-                     [[i["name"], output.state_text("DAMAGED" if i.get("damaged") else i["state"]),
-                       (i["device"] or "?").split("/")[-1], _when(i["created"]),
-                       "" if i["billed_seconds"] is None else f"{i['billed_seconds']:.0f}s", key_metric(j, i),
-                       _cost(i["estimated_cost_usd"])] for j, i in infos],
-                     right=("TIME", "COST"), no_wrap=("NAME", "STATE", "DEVICE", "WHEN", "TIME", "COST"), gap=1)
+        jobtables.list_table(rows)
         if len(found) > len(shown):
             output.note(f"{len(found) - len(shown)} older jobs not shown (--limit 0 shows all)")
         for _, i in infos:
@@ -78,51 +60,21 @@ def register(app: typer.Typer) -> None:
 
     @jobs.command("show")
     def show(name: options.JobName, json_: options.Json = False) -> None:
-        """A job: state, device, times, hyperparameters, the answer, cost, environment, failure."""
-        from qhybrid.cli.results import result_of
-        from qhybrid.cli.workload import _cost_line
-        from qhybrid.jobs import environment
+        """A job: state, result, device, times, hyperparameters, cost, estimate, environment, failure."""
+        from qhybrid import views
+        from qhybrid.cli import jobtables
         from qhybrid.submit import Job
 
         job = Job.get(name)
-        info = job.describe()
-        env = environment.read(job.folder)
         if json_:
-            # describe()'s "environment" is the job's dependency environment; here it is environment.json
-            output.print_json({**info, "environment": env, "dependency_environment": info["environment"]})
-            return
-        rows = [(k, info[k]) for k in ("name",)] + [("state", output.state_text(info["state"]))]
-        rows += [(k, info[k]) for k in ("device", "entry_point", "instance_type", "instance_count", "distribution",
-                                         "world_size", "created", "started", "ended", "billed_seconds", "folder")]
-        rows.append(("hyperparameters", " ".join(f"{k}={v}" for k, v in (info["hyperparameters"] or {}).items())))
-        if info.get("tags"):
-            rows.append(("tags", " ".join(f"{k}={v}" for k, v in info["tags"].items())))
-        result = result_of(job, info)
-        if result and result.get("summary"):
-            rows.append(("answer", result["summary"]))
-        rows.append(("cost", _cost_line(info).removeprefix("cost: ")))
-        from qhybrid.estimate.render import predicted_line
+            from qhybrid.jobs import environment
 
-        predicted = predicted_line(info)
-        if predicted:
-            rows.append(("estimate", predicted))
-        if env:
-            pk = env.get("packages", {})
-            rows.append(("environment", ", ".join(f"{k} {v}" for k, v in pk.items() if v)))
-            rows.append(("host", f"{env.get('host')}, {env.get('cpu')} ({env.get('cpu_count')} cores)"
-                                 + (f", GPUs: {'; '.join(env['gpus'])}" if env.get("gpus") else ", no GPU")))
-            if env.get("git_commit") or env.get("source_git_commit"):
-                rows.append(("git", f"qhybrid {env.get('git_commit') or '-'}, source {env.get('source_git_commit') or '-'}"))
-            rows.append(("command line", " ".join(env.get("command_line") or [])))
-        if not info.get("damaged"):
-            rows.append(("dependencies", info.get("environment") or "the caller's interpreter"))
-        if info.get("damaged"):
-            rows.append(("damaged", info["damaged"]))
-        if info["failure_reason"]:
-            rows.append(("failure_reason", info["failure_reason"]))
-        output.pairs(rows)
-        if info["traceback_tail"]:
-            output.out().print(info["traceback_tail"], markup=False, highlight=False)
+            info = job.describe()
+            # describe()'s "environment" is the job's dependency environment; here it is environment.json
+            output.print_json({**info, "environment": environment.read(job.folder),
+                               "dependency_environment": info["environment"]})
+            return
+        jobtables.show(views.job_detail(job))
 
     @jobs.command("logs")
     def logs(name: options.JobName,
@@ -204,7 +156,9 @@ def register(app: typer.Typer) -> None:
         if json_:
             output.print_json(states)
         else:
-            output.table(["NAME", "STATE"], [[n, output.state_text(s)] for n, s in states.items()])
+            from qhybrid.cli.jobtables import state_text
+
+            output.table(["NAME", "STATE"], [[n, state_text(s)] for n, s in states.items()], no_wrap=("NAME", "STATE"))
         if any(s != "COMPLETED" for s in states.values()):
             raise typer.Exit(1)
 
@@ -215,11 +169,13 @@ def register(app: typer.Typer) -> None:
         """Jobs side by side: the hyperparameters they differ in, answers, final and best metrics, bill."""
         from qhybrid.cli.results import compare as side_by_side
 
+        from qhybrid.cli import jobtables
+
         heads, rows = side_by_side(_jobs(names), everything=all_ or json_)
         if json_:
             output.print_json({row[0]: dict(zip(heads[1:], row[1:])) for row in rows})
             return
-        output.table(heads, [[r[0], *[output.fmt(v, 5) for v in r[1:]]] for r in rows])
+        jobtables.compare(heads, rows)
 
     @jobs.command("cancel")
     def cancel(name: options.JobName, json_: options.Json = False) -> None:
@@ -231,6 +187,27 @@ def register(app: typer.Typer) -> None:
             output.print_json({"job": name, "state": state})
         else:
             print(f"{name} {state}")
+
+    @jobs.command("export")
+    def export(names: Annotated[Optional[list[str]], typer.Argument(
+                   metavar="NAME...", help="Jobs to export (default: every job).")] = None,
+               mlflow: Annotated[str, typer.Option(
+                   "--mlflow", metavar="URI",
+                   help="MLflow tracking URI: sqlite:///PATH/mlflow.db, http://HOST:5000, ...")] = ...,
+               experiment: Annotated[str, typer.Option(help="MLflow experiment the runs go to.")] = "qhybrid",
+               follow: Annotated[bool, typer.Option(
+                   "--follow", help="Log a running job's metrics live, until it ends.")] = False,
+               json_: options.Json = False) -> None:
+        """Write jobs as MLflow runs: params, metrics by iteration, tags, result and cost, logs and results."""
+        from qhybrid.mlflow_export import export as to_mlflow
+
+        runs = to_mlflow(list(names or []), uri=mlflow, experiment=experiment, follow=follow)
+        if json_:
+            output.print_json({"tracking_uri": mlflow, "experiment": experiment, "runs": runs})
+            return
+        for job_name, run_id in runs.items():
+            print(f"{job_name} -> run {run_id}")
+        output.note(f"{len(runs)} job(s) exported to experiment {experiment!r} at {mlflow}")
 
     @jobs.command("repair")
     def repair(json_: options.Json = False) -> None:

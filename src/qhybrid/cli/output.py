@@ -8,8 +8,9 @@ import os
 import sys
 from functools import lru_cache
 
-STATE_STYLES = {"COMPLETED": "green", "FAILED": "bold red", "CANCELLED": "yellow", "RUNNING": "cyan",
-                "QUEUED": "blue", "DAMAGED": "magenta"}
+from qhybrid.views import STATE_COLOURS
+
+STATE_STYLES = {state: styles[0] for state, styles in STATE_COLOURS.items()}  # the one state table
 
 
 def _colour(stream) -> bool:
