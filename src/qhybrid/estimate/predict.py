@@ -137,9 +137,9 @@ def _expected(job: _Job):
                            tolerance=s.tolerance, stepsize=s.stepsize, init=s.init, n_qubits=s.n_nodes)
 
 
-def _iterations(job: _Job, expected=None, count: int | None = None) -> int | None:
-    """Iterations of one parameter set at the job's depth p that cost what the whole run costs
-    (``count``: the run's own iterations, default the expected ones)."""
+def _work(job: _Job, expected=None, count: int | None = None) -> int | None:
+    """The run's work in units of one parameter set's iteration at the job's depth p (what the
+    engine model prices; ``count``: the run's own iterations, default the expected ones)."""
     s = job.settings
     if job.workload == "qaoa":
         starts = getattr(s, "starts", 1)
@@ -154,6 +154,20 @@ def _iterations(job: _Job, expected=None, count: int | None = None) -> int | Non
     return None
 
 
+def _iterations(job: _Job, expected=None, count: int | None = None) -> int | None:
+    """The run's iterations as the job counts them (its progress, ``iteration_number`` and result):
+    one optimizer step. For QAOA a step updates every batched start at once (and counts every depth
+    of a run to convergence); for QML it is one batch (the epoch has several)."""
+    s = job.settings
+    if job.workload == "qaoa":
+        if expected is None:
+            return s.iterations
+        return expected.iterations if count is None else count
+    if job.workload == "qml":
+        return s.epochs * _qml_epoch(s)[1]
+    return None
+
+
 def _qml_epoch(s) -> tuple[int, int]:
     """``(held-out samples, steps)`` of a QML job's epoch: the training share of ndata (val_fraction held
     out, as ``workloads.qml.split``) in batches of batch_size."""
@@ -161,23 +175,25 @@ def _qml_epoch(s) -> tuple[int, int]:
     return held, math.ceil(max(1, s.ndata - held) / s.batch_size)
 
 
-def _iteration_note(job: _Job, iterations: int | None, expected) -> tuple[str, ...]:
-    """How a QAOA job's iterations were counted, when that is not simply ``iterations``."""
+def _iteration_note(job: _Job, expected) -> tuple[str, ...]:
+    """What a QAOA job's iteration is, and how its length was found when it runs to convergence."""
     s = job.settings
     if job.workload != "qaoa" or (expected is None and getattr(s, "starts", 1) == 1):
         return ()
+    what = (f"an iteration is one optimizer step of all {s.starts} starts together (batched), as the job's "
+            f"progress and result count it; s/iter is its average over the run") if s.starts > 1 else ""
     if expected is None:
-        return (f"{s.iterations} iterations with {s.starts} starts batched, counted as {iterations} iterations of "
-                f"one start at p = {s.n_layers}",)
+        return (what,)
     from qhybrid.estimate.iterations import MEASURED
 
     depths = f"depths 1..{s.n_layers}" if expected.stages > 1 else f"depth {s.n_layers}"
     notes = [f"iterations EXPECTED, not known (--iterations not given: the run stops when it converges): "
              f"about {expected.iterations} ({expected.per_stage} a depth, {depths}; 80 % of measured runs took "
              f"{expected.low}-{expected.high}, at most {s.max_iterations} a depth; measured on {MEASURED}); "
-             f"{s.starts} start(s) batched, counted as {iterations} iterations of one start at p = {s.n_layers}; "
              f"total time and cost are expected figures, their 80 % range in the JSON (total_seconds_range, "
              f"cost_usd_range)"]
+    if what:
+        notes.append(what + " (a depth-1 step costs less than one at the full depth)")
     notes += [f"iteration count less certain: {c}" for c in expected.caveats]
     return tuple(notes)
 
@@ -189,7 +205,9 @@ def _world(job: _Job, machine, count: int, gpu: bool) -> int:
     return count * max(1, ppi)
 
 
-def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, own: bool = False) -> Row:
+def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = False) -> Row:
+    """One target's row; ``load`` is ``(units, steps)``: the run in units of one start's iteration
+    (what ``seconds`` below is per) and in the job's own iterations (what the row shows per)."""
     from qhybrid.estimate import model, work
 
     device, gpu = _device_on(job.device, machine, own=own)
@@ -245,7 +263,10 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
     else:
         available = int(0.8 * machine.memory_bytes)
         need_here = need * per_machine
-    total = None if seconds is None or iterations is None else STARTUP_S + iterations * seconds
+    units, steps = load
+    total = None if seconds is None or units is None else STARTUP_S + units * seconds
+    if seconds is not None and units and steps:
+        seconds = units * seconds / steps  # a job's iteration: every batched start, averaged over the run
     fits = need_here <= available if available else None
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
@@ -301,15 +322,16 @@ def _priced(row: Row, inst) -> Row:
                    price_date=inst.price_date, price_source=inst.price_source)
 
 
-def _ranged(row: Row, span: tuple[int, int], inst) -> Row:
-    """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence."""
+def _ranged(row: Row, span: tuple[int, int], units: int, inst) -> Row:
+    """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence
+    (``span``: their work in ``_work``'s units; ``units``: the expected run's)."""
     from dataclasses import replace
 
     from qhybrid.jobs import instances
 
-    if row.seconds_per_iteration is None:
+    if row.total_seconds is None:
         return row
-    totals = tuple(STARTUP_S + k * row.seconds_per_iteration for k in span)
+    totals = tuple(STARTUP_S + k / units * (row.total_seconds - STARTUP_S) for k in span)
     costs = None
     if inst is None:
         costs = (0.0, 0.0)
@@ -359,17 +381,20 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     expected = _expected(job)
     iterations = _iterations(job, expected)
-    counted = _iteration_note(job, iterations, expected)
+    load = (_work(job, expected), iterations)
+    counted = _iteration_note(job, expected)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
-    rows = [_row(job, instance_machine(i), i, cal, ic.instanceCount, iterations, own=i.type == own.type)
+    rows = [_row(job, instance_machine(i), i, cal, ic.instanceCount, load, own=i.type == own.type)
             for i in insts]
     if local:
-        rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
+        rows.append(_row(job, local_machine(cal), None, cal, 1, load, own=True))
+    span = None
     if expected is not None:
-        span = (_iterations(job, expected, expected.low), _iterations(job, expected, expected.high))
-        rows = [_ranged(r, span, inst) for r, inst in zip(rows, [*insts, None])]
+        span = (expected.low, expected.high)
+        units = (_work(job, expected, expected.low), _work(job, expected, expected.high))
+        rows = [_ranged(r, units, load[0], inst) for r, inst in zip(rows, [*insts, None])]
     rows.sort(key=_order)
     runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
     priced = [r for r in runnable if r.cost_usd is not None and r.target != "local"]
@@ -380,7 +405,7 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=ic.instanceCount, world_size=_world(job, machine, ic.instanceCount, uses_gpu),
                     iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,
-                    iterations_range=None if expected is None else span, cheapest=cheapest, fastest=fastest,
+                    iterations_range=span, cheapest=cheapest, fastest=fastest,
                     calibrated=cal is None or not cal.nominal,
                     notes=counted + _calibration_note(cal))
 
