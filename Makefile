@@ -21,7 +21,7 @@ $(BIN)/python:
 	@$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(SAY) "installing $(TORCH_SPEC) (the largest download: several minutes the first time, silent meanwhile) ..."
+	$(SAY) "installing $(TORCH_SPEC) (the largest download: several minutes the first time) ..."
 	@$(BIN)/pip install -q "$(TORCH_SPEC)"
 	$(SAY) "installing qhybrid (editable) with PennyLane, PennyLane-Lightning, numba, Typer, Rich, matplotlib ..."
 	@$(BIN)/pip install -q -e ".[lightning,plot]"
