@@ -25,7 +25,7 @@ def test_estimate_qaoa_table(invoke, cached):
                  "--instances", "ml.m5.2xlarge,ml.p3.2xlarge")
     assert res.exit_code == 0, res.output
     assert "local" in res.output and "ml.p3.2xlarge" in res.output and "cheapest" in res.output
-    assert "fastest" in res.output and "6 iterations" in res.output
+    assert "fastest" in res.output and "5 iterations" in res.output  # what the job counts: its 5 steps
 
 
 def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
@@ -161,3 +161,28 @@ def test_jobs_show_has_the_prediction_beside_the_measurement(invoke, cached):
     line = next(t for t in shown.splitlines() if t.startswith("estimate"))
     assert "predicted" in line and "/iteration" in line and "measured" in line and "x the prediction" in line
     assert "(by the estimate's model" in shown
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_estimate_fits_the_terminal_with_names_prices_and_times_whole(invoke, cached, monkeypatch, columns):
+    """Piped (as under the runner) at the terminal's width: no line wider, nothing cut, every instance
+    type, price and time whole; the least needed columns left out, and said so."""
+    from qhybrid.jobs.instances import catalogue
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    res = invoke("estimate", "qaoa")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= columns and "…" not in res.stdout
+    assert all(line == line.rstrip() for line in lines)  # no padding to the width
+    doc = json.loads(invoke("estimate", "qaoa", "--json").stdout)
+    names = set(catalogue()) | {"local"}
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in names}
+    assert set(rows) == names
+    own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
+    assert f"${own['cost_usd']:.6f}" in rows["ml.m5.2xlarge"] and "qhybrid.cpu" in rows["ml.m5.2xlarge"]
+    assert "ms" in rows["ml.m5.2xlarge"] and " s " in rows["ml.m5.2xlarge"] + " "
+    if columns == 80:
+        assert "left out to fit 80 columns: memory, how" in " ".join(lines)
+    else:
+        assert "memory" in lines[next(i for i, l in enumerate(lines) if l.startswith("target"))]

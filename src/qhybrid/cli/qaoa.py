@@ -23,6 +23,9 @@ def job_kwargs(*, nodes: int = 18, edges: int = 24, layers: int = 2, iterations:
     from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
 
+    if iterations is not None and iterations < 1:
+        raise SpecError(f"--iterations {iterations}: give 1 or more (an iteration is one optimizer step of all "
+                        "the starts), or leave it out to run to convergence")
     dev = options.device_string(device)
     hp = {"n_nodes": str(nodes), "n_edges": str(edges), "n_layers": str(layers), "seed": str(seed),
           "iterations": "auto" if iterations is None else str(iterations), "max_iterations": str(max_iterations),
@@ -97,14 +100,14 @@ def qaoa(
     edges: Annotated[int, typer.Option(help="Graph edges (gnm_random_graph(nodes, edges, seed)).")] = 24,
     layers: Annotated[int, typer.Option("--layers", "-p", help="QAOA depth p.")] = 2,
     iterations: Annotated[Optional[int], typer.Option(
-        min=1, help="Exactly N iterations at depth p (default: to convergence, layer by layer); an iteration "
+        help="Exactly N iterations at depth p (default: to convergence, layer by layer); an iteration "
                     "is one optimizer step of all the starts.")] = None,
     max_iterations: Annotated[int, typer.Option(
-        min=1, help="Iteration cap per depth when running to convergence.")] = 300,
+        help="Iteration cap per depth when running to convergence.")] = 300,
     tolerance: Annotated[float, typer.Option(
         help="Converged when the energy improves by less than this over 10 iterations.")] = 1e-3,
     starts: Annotated[int, typer.Option(
-        min=1, help="Parameter sets optimised together (batched); the best is kept.")] = 4,
+        help="Parameter sets optimised together (batched); the best is kept.")] = 4,
     stepsize: Annotated[Optional[float], typer.Option(help="Adam step size (default 0.05; 0.1 in seed-timing).")] = None,
     seed: options.Seed = 1967,
     problem: Annotated[Literal["maxcut", "maxclique"], typer.Option(

@@ -25,6 +25,8 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
     from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
 
+    if epochs < 1:
+        raise SpecError(f"--epochs {epochs}: give 1 or more")
     dev = options.device_string(device)
     parallel = data_parallel or processes_per_instance is not None
     if instance_count > 1 and not parallel:
@@ -118,8 +120,8 @@ def show_result(result: dict) -> None:
 def qml(
     wires: Annotated[int, typer.Option(help="Qubits: 2, or at least 4.")] = 10,
     data: Annotated[int, typer.Option(help="Samples drawn from Sonar's 208.")] = 208,
-    batch_size: Annotated[int, typer.Option(min=1, help="Global batch size.")] = 16,
-    epochs: Annotated[int, typer.Option(min=1, help="Epochs.")] = 10,
+    batch_size: Annotated[int, typer.Option(help="Global batch size.")] = 16,
+    epochs: Annotated[int, typer.Option(help="Epochs.")] = 10,
     lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 0.05,
     gamma: Annotated[float, typer.Option(help="StepLR factor per epoch.")] = 0.9,
     val_fraction: Annotated[float, typer.Option(help="Share held out (stratified, seeded) for validation.")] = 0.25,
