@@ -121,3 +121,28 @@ def test_instances_date_every_known_price_and_fit(cli, monkeypatch):
         ref = row.split()[-1]
         source = next(line for line in lines if line.startswith(ref))
         assert "braket: Braket Hybrid Jobs rate" in source and "seed document" in source
+
+
+@pytest.mark.parametrize("columns", [70, 80, 120])
+def test_the_bar_keeps_its_times_whole_and_cuts_the_metrics_first(monkeypatch, columns):
+    import io
+    import re
+
+    from rich.console import Console
+
+    import qhybrid.cli.output as output
+
+    console = Console(file=io.StringIO(), width=columns, force_terminal=True, color_system=None)
+    monkeypatch.setattr(output, "err", lambda: console)
+    show = {"Loss": "loss {:.4f}", "train_accuracy": "train {:.3f}", "val_accuracy": "val {:.3f}",
+            "epoch_seconds": "{:.2f} s"}
+    d = Display("job", ProgressSpec(total=10, show=show, unit="epoch", first=1), live=True)
+    d.bar.stop()
+    d.line("Metrics - timestamp=1; Loss=0.6931; train_accuracy=0.5123; val_accuracy=0.5; epoch_seconds=1.5; "
+           "iteration_number=1;")
+    with console.capture() as captured:
+        console.print(d.bar.get_renderable())
+    line = captured.get().rstrip("\n")
+    assert "\n" not in line and len(line) <= columns
+    assert re.search(r"running +\S+ +1/10 \d:\d\d:\d\d ETA (\d:\d\d:\d\d|-:--:--) loss 0\.6931", line), line
+    assert line.endswith("1.50 s") or line.endswith("…")

@@ -75,16 +75,18 @@ class Display:
 
         spec = self.spec
         if spec.total:
-            columns = [BarColumn(bar_width=10 if output.err().width < 100 else 20),
+            bar = 10 if output.err().width < 100 else 20
+            columns = [BarColumn(bar_width=bar, table_column=fixed(bar)),
                        MofNCompleteColumn(table_column=fixed(2 * len(str(spec.total)) + 1)),
                        TimeElapsedColumn(table_column=fixed(7)), TextColumn("ETA", table_column=fixed(3)),
                        TimeRemainingColumn(table_column=fixed(7))]
         else:  # run to convergence: no bar to fill, no ETA to promise
             columns = [TextColumn(f"{{task.completed:.0f}} {spec.unit}s", table_column=fixed(6 + len(spec.unit))),
                        TimeElapsedColumn(table_column=fixed(7))]
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=fixed(9)), *columns,
-                            TextColumn("{task.fields[metrics]}",
-                                       table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)),
+        used = sum(c.get_table_column().min_width or 0 for c in columns) + 1 + 9 + len(columns) + 2
+        self.metrics_room = max(8, output.err().width - used)
+        self.bar = Progress(SpinnerColumn(table_column=fixed(1)), TextColumn("{task.description}", table_column=fixed(9)),
+                            *columns, TextColumn("{task.fields[metrics]}", table_column=Column(no_wrap=True)),
                             console=output.err(), transient=True, refresh_per_second=8)
         self.task = self.bar.add_task("queued", total=spec.total, metrics="")
         self.bar.start()
@@ -190,7 +192,10 @@ class Display:
             return
         done = self.iteration - self.spec.first + 1
         if self.bar is not None:
-            self.bar.update(self.task, completed=done, description="running", metrics=self._metrics_text())
+            text = self._metrics_text()
+            if len(text) > self.metrics_room:  # the times stay whole; the metrics give way
+                text = text[:self.metrics_room - 1] + "…"
+            self.bar.update(self.task, completed=done, description="running", metrics=text)
         else:
             total = f"/{self.spec.total}" if self.spec.total else ""
             output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}")
