@@ -39,7 +39,7 @@ DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print what the run needs and costs, here and on every instance type (qhybrid estimate); "
                       "run nothing.")]
 MaxCost = Annotated[Optional[float], typer.Option(
-    "--max-cost", metavar="USD", min=0.0,
+    "--max-cost", metavar="USD",
     help="Refuse the job when its predicted cost exceeds USD; stop it when its cost reaches USD.")]
 Force = Annotated[bool, typer.Option(
     "--force", help="Submit even when the predicted cost exceeds --max-cost (it is still stopped there).")]
