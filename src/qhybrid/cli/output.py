@@ -183,10 +183,23 @@ def fmt(value, digits: int = 6) -> str:
     return str(value)
 
 
-def pairs(rows: list[tuple[str, object]]) -> None:
-    """Key / value lines on stdout, the keys aligned."""
-    width = max((len(k) for k, _ in rows), default=0)
-    console = out()
+def pairs(rows: list[tuple[str, object]], *, console=None) -> None:
+    """Key / value lines on stdout, the keys aligned; a long value wraps at words under itself."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
     for key, value in rows:
-        console.print(f"[bold]{key:<{width}}[/bold]  ", end="")
-        console.print(value if hasattr(value, "__rich_console__") else fmt(value), markup=False, highlight=False)
+        grid.add_row(Text(key), value if hasattr(value, "__rich_console__") else Text(fmt(value)))
+    show(grid, console=console)
+
+
+def wrapped(text: str, *, indent: str = "  ", console=None) -> str:
+    """``text`` wrapped at words to the console's width (stderr's by default), later lines indented."""
+    import textwrap
+
+    limit = (console or err()).width
+    return "\n".join(textwrap.fill(line, width=limit, subsequent_indent=indent, break_long_words=False,
+                                    break_on_hyphens=False) for line in text.split("\n"))

@@ -196,6 +196,8 @@ class Display:
             if len(text) > self.metrics_room:  # the times stay whole; the metrics give way
                 text = text[:self.metrics_room - 1] + "…"
             self.bar.update(self.task, completed=done, description="running", metrics=text)
+            if not self.spec.show:  # a script's own metrics: each iteration stays on screen, as piped
+                self._print(f"{self.spec.unit} {done}  {self._metrics_text()}")
         else:
             total = f"/{self.spec.total}" if self.spec.total else ""
             output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}")
@@ -204,6 +206,8 @@ class Display:
     def _print(self, text: str) -> None:
         if self.paths is not None:
             text = text.replace(*self.paths)
+        if text.startswith("qhybrid: ") and output.err().is_terminal:  # our status lines wrap at words there
+            text = output.wrapped(text)
         if self.bar is not None:
             self.bar.console.print(text, markup=False, highlight=False)
         else:
@@ -305,9 +309,10 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
         output.print_json(json_document(job, info, result))
     elif result is not None:
         (show or output.print_json)(result)
-        output.note(_cost_line(info, sep="\n      "))
+        line = _cost_line(info, sep="\n      ")
+        output.note(output.wrapped(line, indent="      ") if output.err().is_terminal else line)
     if info["state"] != "COMPLETED":
-        output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
+        output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")  # one line
         if info["traceback_tail"] and not json_output and display is None:  # else it was in the log shown
             output.note(info["traceback_tail"].replace(*paths) if paths else info["traceback_tail"])
         return 1
