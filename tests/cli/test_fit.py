@@ -147,3 +147,14 @@ def test_the_bar_keeps_its_times_whole_and_cuts_the_metrics_first(monkeypatch, c
     assert "\n" not in line and len(line) <= columns
     assert re.search(r"running +\S+ +1/10 \d:\d\d:\d\d ETA (\d:\d\d:\d\d|-:--:--) loss 0\.6931", line), line
     assert line.endswith("1.50 s") or line.endswith("…")
+
+
+def test_an_output_file_in_a_missing_folder_is_one_line(tmp_path):
+    from qhybrid.cli.output import writable_path
+    from qhybrid.errors import SpecError
+
+    assert writable_path(str(tmp_path / "m.png"), option="--plot") == str(tmp_path / "m.png")
+    with pytest.raises(SpecError, match=r"^--plot '/missing/dir/m.png': the folder '/missing/dir' does not exist"):
+        writable_path("/missing/dir/m.png", option="--plot")
+    with pytest.raises(SpecError, match="is a folder"):
+        writable_path(str(tmp_path), option="--plot")

@@ -203,3 +203,24 @@ def wrapped(text: str, *, indent: str = "  ", console=None) -> str:
     limit = (console or err()).width
     return "\n".join(textwrap.fill(line, width=limit, subsequent_indent=indent, break_long_words=False,
                                     break_on_hyphens=False) for line in text.split("\n"))
+
+
+def writable_path(given: str, *, option: str) -> str:
+    """Check a file the command will write (``--plot m.png``) before any work: its folder exists and
+    can be written. Returns ``given``.
+
+    Raises:
+        SpecError: one line naming the path as given and what is wrong.
+    """
+    from pathlib import Path
+
+    from qhybrid.errors import SpecError
+
+    folder = Path(given).expanduser().parent
+    if Path(given).expanduser().is_dir():
+        raise SpecError(f"{option} {given!r} is a folder; give a file name (e.g. {Path(given) / 'metrics.png'})")
+    if not folder.is_dir():
+        raise SpecError(f"{option} {given!r}: the folder {str(folder)!r} does not exist (create it first)")
+    if not os.access(folder, os.W_OK):
+        raise SpecError(f"{option} {given!r}: the folder {str(folder)!r} is not writable")
+    return given
