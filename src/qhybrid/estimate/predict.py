@@ -206,8 +206,9 @@ def _world(job: _Job, machine, count: int, gpu: bool) -> int:
 
 
 def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = False) -> Row:
-    """One target's row; ``load`` is ``(units, steps)``: the run in units of one start's iteration
-    (what ``seconds`` below is per) and in the job's own iterations (what the row shows per)."""
+    """One target's row; ``load`` is ``(units, per_step)``: the run in units of one start's iteration
+    (what ``seconds`` below is per), and those units in one of the job's own iterations (what the
+    row shows per)."""
     from qhybrid.estimate import model, work
 
     device, gpu = _device_on(job.device, machine, own=own)
@@ -263,10 +264,10 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
     else:
         available = int(0.8 * machine.memory_bytes)
         need_here = need * per_machine
-    units, steps = load
+    units, per_step = load
     total = None if seconds is None or units is None else STARTUP_S + units * seconds
-    if seconds is not None and units and steps:
-        seconds = units * seconds / steps  # a job's iteration: every batched start, averaged over the run
+    if seconds is not None and per_step:
+        seconds *= per_step  # a job's iteration: every batched start, averaged over the run
     fits = need_here <= available if available else None
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
@@ -381,7 +382,9 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     expected = _expected(job)
     iterations = _iterations(job, expected)
-    load = (_work(job, expected), iterations)
+    units = _work(job, expected)  # QAOA's include the final evaluation, which is no optimizer step
+    per_step = None if not iterations or units is None else (units - (job.workload == "qaoa")) / iterations
+    load = (units, per_step)
     counted = _iteration_note(job, expected)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
@@ -393,8 +396,8 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
     span = None
     if expected is not None:
         span = (expected.low, expected.high)
-        units = (_work(job, expected, expected.low), _work(job, expected, expected.high))
-        rows = [_ranged(r, units, load[0], inst) for r, inst in zip(rows, [*insts, None])]
+        span_units = (_work(job, expected, expected.low), _work(job, expected, expected.high))
+        rows = [_ranged(r, span_units, units, inst) for r, inst in zip(rows, [*insts, None])]
     rows.sort(key=_order)
     runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
     priced = [r for r in runnable if r.cost_usd is not None and r.target != "local"]
