@@ -158,3 +158,11 @@ def test_an_output_file_in_a_missing_folder_is_one_line(tmp_path):
         writable_path("/missing/dir/m.png", option="--plot")
     with pytest.raises(SpecError, match="is a folder"):
         writable_path(str(tmp_path), option="--plot")
+
+
+def test_the_workload_refuses_zero_iterations_too():
+    import qhybrid.workloads.qaoa as workload
+    from qhybrid.errors import SpecError
+
+    with pytest.raises(SpecError, match="iterations"):
+        workload.parse_settings({"iterations": "0"})
