@@ -12,24 +12,33 @@ TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: run test test-all setup setup-test bench clean
 
+# Each step says what it installs before pip runs quietly (its own output only on an error).
+SAY = @printf 'make: %s\n'
+
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(SAY) "creating the virtual environment $(VENV) ($(PYTHON) -m venv) and upgrading pip ..."
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q "$(TORCH_SPEC)"
-	$(BIN)/pip install -q -e ".[lightning,plot]"
-	touch $@
+	$(SAY) "installing $(TORCH_SPEC) (the largest download: several minutes the first time) ..."
+	@$(BIN)/pip install -q "$(TORCH_SPEC)"
+	$(SAY) "installing qhybrid (editable) with PennyLane, PennyLane-Lightning, numba, Typer, Rich, matplotlib ..."
+	@$(BIN)/pip install -q -e ".[lightning,plot]"
+	@touch $@
+	$(SAY) "installed into $(VENV)"
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -e ".[test]"
-	touch $@
+	$(SAY) "installing the test tools (pytest and the extras the tests need: .[test]) ..."
+	@$(BIN)/pip install -q -e ".[test]"
+	@touch $@
 
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed-test
 
 run: setup
-	$(BIN)/qhybrid qaoa
+	$(SAY) "running the main job: $(BIN)/qhybrid qaoa (QAOA Max-Cut, 18 qubits, to convergence)"
+	@$(BIN)/qhybrid qaoa
 
 test: setup-test
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -27,8 +27,9 @@ def test_run_json_is_one_document(script, cli):
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
     assert doc["job"] == "cli-j" and doc["state"] == "COMPLETED" and doc["result"] == {"x": None}
-    assert doc["cost_usd"] == pytest.approx(doc["billed_seconds"] * 0.00192 / 60)  # ml.m5.large: SageMaker training rate
-    assert "ml.m5.2xlarge" in doc["cost_on_other_instances_usd"]
+    assert doc["instance_type"] == "ml.m5.2xlarge"  # the default of run, qaoa and qml alike
+    assert doc["cost_usd"] == pytest.approx(doc["billed_seconds"] * 0.00768 / 60)  # a Braket Hybrid Jobs rate
+    assert "ml.m5.large" in doc["cost_on_other_instances_usd"]
 
 
 def test_quiet_prints_only_the_result(script, cli):

@@ -25,24 +25,31 @@ def test_estimate_qaoa_table(invoke, cached):
                  "--instances", "ml.m5.2xlarge,ml.p3.2xlarge")
     assert res.exit_code == 0, res.output
     assert "local" in res.output and "ml.p3.2xlarge" in res.output and "cheapest" in res.output
-    assert "fastest" in res.output and "6 iterations" in res.output
+    assert "fastest" in res.output and "5 iterations" in res.output  # what the job counts: its 5 steps
 
 
 def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
     doc = json.loads(invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge", "--json").output)
-    # p = 2, 4 starts, about 35 iterations a depth: 4 * 35 * 3 / 2 + the p = 1 grid (32 energies) / 4 + 1
-    assert doc["iterations"] == 4 * 35 * 3 // 2 + 8 + 1
-    assert doc["iterations_expected"] is True and doc["iterations_range"] == [4 * 24 * 3 // 2 + 8 + 1,
-                                                                               4 * 44 * 3 // 2 + 8 + 1]
+    # an iteration is what the job counts: one optimizer step of all 4 starts; p = 2: about 35 a depth
+    assert doc["iterations"] == 2 * 35 and doc["iterations_expected"] is True
+    assert doc["iterations_range"] == [48, 88]  # 80 % of measured runs
     note = next(n for n in doc["notes"] if "EXPECTED" in n)
-    assert "not known" in note and "4 start(s)" in note and "48-88" in note  # 80 % of measured runs
+    assert "not known" in note and "48-88" in note
+    assert any("one optimizer step of all 4 starts" in n for n in doc["notes"])
     own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
     low, high = own["total_seconds_range"]
     assert low < own["total_seconds"] < high and own["cost_usd_range"][0] <= own["cost_usd"] <= own["cost_usd_range"][1]
+    # the time an iteration of all 4 starts takes, averaged over the run: the work of 218 one-start
+    # iterations (4 * 35 * 3 / 2 + the p = 1 grid's 32 energies / 4) over 70 steps; the total adds
+    # the final evaluation (one more) to the 5 s start-up
+    assert own["seconds_per_iteration"] * 70 == pytest.approx((own["total_seconds"] - 5.0) * 218 / 219)
+    one = json.loads(invoke("estimate", "qaoa", "--starts", "1", "--instances", "ml.m5.2xlarge", "--json").output)
+    one_row = next(r for r in one["rows"] if r["target"] == "ml.m5.2xlarge")
+    assert one["iterations"] == 70 and 3 < own["seconds_per_iteration"] / one_row["seconds_per_iteration"] < 4.5
     table = invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge")
-    assert "expected ≈219 iterations" in table.output and "expected total" in table.output
+    assert "expected ≈70 iterations" in table.output and "expected (a run to convergence)" in table.output
     exact = json.loads(invoke("estimate", "qaoa", "--iterations", "10", "--starts", "1", "--json").output)
-    assert exact["iterations"] == 11 and not any("starts" in n for n in exact["notes"])
+    assert exact["iterations"] == 10 and not any("starts" in n for n in exact["notes"])
     assert exact["iterations_expected"] is False and exact["iterations_range"] is None
     assert "expected" not in invoke("estimate", "qaoa", "--iterations", "10", "--instances", "ml.m5.2xlarge").output
 
@@ -155,3 +162,28 @@ def test_jobs_show_has_the_prediction_beside_the_measurement(invoke, cached):
     line = next(t for t in shown.splitlines() if t.startswith("estimate"))
     assert "predicted" in line and "/iteration" in line and "measured" in line and "x the prediction" in line
     assert "(by the estimate's model" in shown
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_estimate_fits_the_terminal_with_names_prices_and_times_whole(invoke, cached, monkeypatch, columns):
+    """Piped (as under the runner) at the terminal's width: no line wider, nothing cut, every instance
+    type, price and time whole; the least needed columns left out, and said so."""
+    from qhybrid.jobs.instances import catalogue
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    res = invoke("estimate", "qaoa")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= columns and "…" not in res.stdout
+    assert all(line == line.rstrip() for line in lines)  # no padding to the width
+    doc = json.loads(invoke("estimate", "qaoa", "--json").stdout)
+    names = set(catalogue()) | {"local"}
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in names}
+    assert set(rows) == names
+    own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
+    assert f"${own['cost_usd']:.6f}" in rows["ml.m5.2xlarge"] and "qhybrid.cpu" in rows["ml.m5.2xlarge"]
+    assert "ms" in rows["ml.m5.2xlarge"] and " s " in rows["ml.m5.2xlarge"] + " "
+    if columns == 80:
+        assert "left out to fit 80 columns: memory, how" in " ".join(lines)
+    else:
+        assert "memory" in lines[next(i for i, l in enumerate(lines) if l.startswith("target"))]

@@ -90,6 +90,28 @@ def _untyped_flags(command) -> None:
         _untyped_flags(sub)
 
 
+def _help_names_whole() -> None:
+    """Keep option names whole in Rich help at any width: Typer's options table lets Rich shrink
+    every column alike (``--processes-per-…`` at 80 columns); here its name columns never wrap, and
+    the type and help columns take the narrowing."""
+    import typer.rich_utils as rich_utils
+    from rich.table import Table
+
+    if getattr(rich_utils.Table, "_qhybrid", False):
+        return
+
+    class HelpTable(Table):
+        _qhybrid = True
+
+        def add_row(self, *cells, **kwargs):
+            super().add_row(*cells, **kwargs)
+            if len(self.rows) == 1 and len(self.columns) > 2:
+                for column in self.columns[:-2]:  # the required mark and the option names
+                    column.no_wrap = True
+
+    rich_utils.Table = HelpTable
+
+
 class _Root(TyperGroup):
     """The root group: every command's QhybridError and usage error become one line and exit 1,
     under ``main`` and under Typer's test runner alike; flags without a ``<bool>`` in help; plain
@@ -98,6 +120,7 @@ class _Root(TyperGroup):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         _untyped_flags(self)
+        _help_names_whole()
 
 
     def invoke(self, ctx):

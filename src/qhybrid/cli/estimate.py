@@ -143,17 +143,35 @@ def show_instances(*, gpu: bool = False, cpu: bool = False, json_output: bool = 
     if json_output:
         output.print_json([{**i.__dict__, "approximate": i.approximate} for i in insts])
         return
-    sources: dict[str, int] = {}
+    sources: dict[tuple[str, str], int] = {}
     rows = []
     for i in insts:
-        ref = sources.setdefault(i.price_source, len(sources) + 1) if i.price_source else None
+        ref = sources.setdefault((i.price_kind, i.price_source), len(sources) + 1) if i.price_source else None
         gpus = f"{i.gpus} {i.gpu_model} {i.gpu_memory_gib or 0:g}G" if i.gpus else ""
         rows.append([i.type, i.vcpus, f"{i.memory_gib:g}", gpus, format_price(i), i.price_kind or "",
-                     i.price_date, f"[{ref}]" if ref else ""])
-    output.table(["TYPE", "vCPU", "GiB", "GPU", "USD/MIN", "KIND", "DATE", "SRC"], rows,
-                 title=f"{len(insts)} instance types (USD per minute of one instance; ≈ approximate)",
-                 right=("vCPU", "GiB", "USD/MIN"), no_wrap=("TYPE", "USD/MIN", "KIND", "DATE"), gap=1)
-    for text, ref in sources.items():
-        output.out().print(f"[{ref}] {text}", markup=False, highlight=False)
+                     _price_date(i) if i.usd_per_minute is not None else "", f"[{ref}]" if ref else ""])
+    dropped = output.table(["TYPE", "vCPU", "GiB", "GPU", "USD/MIN", "KIND", "DATE", "SRC"], rows,
+                           title=f"{len(insts)} instance types (USD per minute of one instance; ≈ approximate)",
+                           right=("vCPU", "GiB", "USD/MIN"), gap=1, drop=("KIND",),
+                           no_wrap=("TYPE", "GPU", "USD/MIN", "KIND", "DATE", "SRC"))
+    for (kind, text), ref in sources.items():
+        output.para(f"[{ref}] {kind}: {text}")
+    if dropped:
+        output.para(f"left out to fit {output.out().width} columns: {', '.join(dropped)} (each source above names "
+                    "its kind; --json has every field)")
     output.note(f"unknown prices stay unknown; add yours in {price_file()} "
                 f"([prices] \"ml.c5n.xlarge\" = USD per minute)")
+
+
+def _price_date(inst) -> str:
+    """When a price was seen: its date; a user's price, the day its file was last written; else ``undated``."""
+    if inst.price_kind == "user":
+        import datetime
+
+        from qhybrid.jobs.instances import price_file
+
+        try:
+            return datetime.date.fromtimestamp(price_file().stat().st_mtime).isoformat()
+        except OSError:
+            return "undated"
+    return inst.price_date or "undated"

@@ -17,8 +17,8 @@ GPU_INSTANCE = "ml.p3.2xlarge"
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of text.")]
 Device = Annotated[Optional[str], typer.Option(
     "--device", "-d", metavar="DEVICE",
-    help="local:qhybrid/qhybrid.cpu (default; qhybrid.gpu with CUDA), local:pennylane/NAME, or a bare "
-         "name: qhybrid.cpu, lightning.qubit, default.qubit, ...")]
+    help="qhybrid.cpu (default; qhybrid.gpu with CUDA) or a PennyLane device: lightning.qubit, "
+         "default.qubit, ... Full names work too: local: + qhybrid/NAME or pennylane/NAME.")]
 Instance = Annotated[Optional[str], typer.Option(
     "--instance", metavar="TYPE",
     help=f"Instance type the run is billed as (default {CPU_INSTANCE}; {GPU_INSTANCE} for GPU devices).")]
@@ -28,7 +28,7 @@ Backend = Annotated[Literal["local", "ray"], typer.Option(
 Address = Annotated[Optional[str], typer.Option(
     "--address", metavar="ADDR",
     help="With --backend ray: the cluster, HOST:PORT of its head, 'auto' or ray://HOST:10001 "
-         "(default $QHYBRID_RAY_ADDRESS, $RAY_ADDRESS, else a local cluster on 127.0.0.1).")]
+         "(default: the variable QHYBRID_RAY_ADDRESS, else RAY_ADDRESS, else a local cluster on 127.0.0.1).")]
 Dtype = Annotated[Literal["complex128", "complex64"], typer.Option(
     "--dtype", case_sensitive=False, help="State-vector precision.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the data / graph and the initial parameters.")]
@@ -38,6 +38,11 @@ JobName = Annotated[str, typer.Argument(metavar="NAME", help="A job's name (see:
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print what the run needs and costs, here and on every instance type (qhybrid estimate); "
                       "run nothing.")]
+MaxCost = Annotated[Optional[float], typer.Option(
+    "--max-cost", metavar="USD",
+    help="Refuse the job when its predicted cost exceeds USD; stop it when its cost reaches USD.")]
+Force = Annotated[bool, typer.Option(
+    "--force", help="Submit even when the predicted cost exceeds --max-cost (it is still stopped there).")]
 AllowPickle = Annotated[bool, typer.Option(
     "--allow-pickle", help="Load a pickled result (dataFormat pickled_v4): this runs code from the file, "
                            "so only for results you trust.")]
@@ -66,7 +71,8 @@ def device_string(value: str | None) -> str:
 
 
 def instance_for(device: str, instance: str | None) -> str:
-    """``instance``, or the seed's instance types (prices known): a GPU one for GPU devices."""
+    """``instance``, or the default of every command (``run``, ``qaoa``, ``qml``): ``CPU_INSTANCE``,
+    ``GPU_INSTANCE`` for GPU devices (both priced as Braket Hybrid Jobs rates)."""
     from qhybrid.devices import resolve
 
     return instance or (GPU_INSTANCE if resolve(device).needs_gpu else CPU_INSTANCE)

@@ -1,5 +1,9 @@
 """How the CLI prints: data on stdout (a Rich table, or one JSON document with ``--json``), all
-else on stderr; colour only on a terminal without ``NO_COLOR``; tables fit the terminal's width."""
+else on stderr; colour only on a terminal without ``NO_COLOR``; tables fit the terminal's width.
+
+Piped output is laid out for the terminal it would have had (``width``): ``$COLUMNS``, else the
+width of whichever of stdout, stderr and stdin is a terminal, else 80 columns; never wider, with
+columns that matter kept whole and the others left out by priority (``table(drop=...)``)."""
 from __future__ import annotations
 
 import json
@@ -17,14 +21,33 @@ def _colour(stream) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
+def width() -> int:
+    """The columns output is laid out for: ``$COLUMNS`` when set, else the terminal's width (stdout's,
+    or stderr's or stdin's when stdout is piped: the width it would have had), else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    for fd in (1, 2, 0):
+        try:
+            if os.isatty(fd):
+                return os.get_terminal_size(fd).columns or 80
+        except (OSError, ValueError):
+            continue
+    return 80
+
+
 @lru_cache(maxsize=None)
 def _console(fd: int, stream_id: int):
     from rich.console import Console
 
     stream = sys.stdout if fd == 1 else sys.stderr
     colour = _colour(stream)
+    terminal = stream.isatty()
     return Console(file=stream, no_color=not colour, highlight=False, soft_wrap=True,
-                   color_system="auto" if colour else None, emoji=False)
+                   color_system="auto" if colour else None, emoji=False, width=None if terminal else width())
 
 
 def out():
@@ -40,6 +63,24 @@ def err():
 def note(text: str) -> None:
     """One line on stderr, printed as is (no markup)."""
     err().print(text, markup=False, highlight=False)
+
+
+def show(renderable, *, console=None, **kwargs) -> None:
+    """Print ``renderable`` on ``console`` (default stdout's); piped, without the trailing spaces
+    that Rich pads lines with."""
+    console = console or out()
+    if console.is_terminal or console.is_jupyter:
+        console.print(renderable, **kwargs)
+        return
+    with console.capture() as captured:
+        console.print(renderable, **kwargs)
+    console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+    console.file.flush()
+
+
+def para(text: str, *, style: str | None = None, console=None) -> None:
+    """``text`` on stdout (or ``console``), wrapped at words to the console's width (no markup)."""
+    show(text, console=console, markup=False, highlight=False, soft_wrap=False, style=style)
 
 
 def jsonable(value):
@@ -69,8 +110,34 @@ def state_text(state: str):
     return Text(state, style=STATE_STYLES.get(state, ""))
 
 
+def _cell_width(cell) -> int:
+    from rich.cells import cell_len
+
+    text = getattr(cell, "plain", None)
+    return max((cell_len(line) for line in str(cell if text is None else text).splitlines()), default=0)
+
+
+def fitted(columns: list[str], rows: list[list], *, limit: int, gap: int = 2, drop: tuple[str, ...] = ()) -> list[str]:
+    """The headers kept when the table must be at most ``limit`` columns wide: those of ``drop`` are
+    left out, the first first, until every kept column shows its widest cell whole (or none is left
+    to drop).
+
+    Example:
+        >>> fitted(["A", "B"], [["aaaa", "bbbb"]], limit=6, drop=("B",))
+        ['A']
+    """
+    widest = {h: max([_cell_width(h), *(_cell_width(r[i]) for r in rows)]) for i, h in enumerate(columns)}
+    kept = list(columns)
+    for name in drop:
+        if sum(widest[h] for h in kept) + gap * (len(kept) - 1) <= limit:
+            break
+        if name in kept:
+            kept.remove(name)
+    return kept
+
+
 def table(columns: list[str], rows: list[list], *, title: str | None = None, right: tuple[str, ...] = (),
-          no_wrap: tuple[str, ...] = (), gap: int = 2) -> None:
+          no_wrap: tuple[str, ...] = (), gap: int = 2, drop: tuple[str, ...] = (), console=None) -> list[str]:
     """Print a table on stdout that fits the console's width (long cells fold).
 
     Args:
@@ -79,18 +146,29 @@ def table(columns: list[str], rows: list[list], *, title: str | None = None, rig
         right: headers of right-aligned (numeric) columns.
         no_wrap: headers of columns never folded (they keep their width; others give way).
         gap: spaces between columns.
+        drop: headers of columns that may be left out when the table is too wide, least important
+            first (``fitted``); the others fold.
+        console: where to print (default stdout's).
+
+    Returns:
+        The headers left out (to say so, or to show them otherwise).
     """
     from rich import box
     from rich.table import Table
 
+    console = console or out()
+    cells = [[c if hasattr(c, "__rich_console__") or hasattr(c, "__rich__") else fmt(c) for c in row] for row in rows]
+    kept = fitted(columns, cells, limit=console.width - gap, gap=gap, drop=drop)  # and the last padding
     t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
               title_justify="left", expand=False, padding=(0, max(0, gap - 1), 0, 0))
-    for name in columns:
+    for name in kept:
         t.add_column(name, justify="right" if name in right else "left", overflow="fold",
                      no_wrap=name in no_wrap)
-    for row in rows:
-        t.add_row(*[c if hasattr(c, "__rich_console__") or hasattr(c, "__rich__") else fmt(c) for c in row])
-    out().print(t)
+    index = [columns.index(name) for name in kept]
+    for row in cells:
+        t.add_row(*[row[i] for i in index])
+    show(t, console=console)
+    return [h for h in columns if h not in kept]
 
 
 def fmt(value, digits: int = 6) -> str:
@@ -106,10 +184,44 @@ def fmt(value, digits: int = 6) -> str:
     return str(value)
 
 
-def pairs(rows: list[tuple[str, object]]) -> None:
-    """Key / value lines on stdout, the keys aligned."""
-    width = max((len(k) for k, _ in rows), default=0)
-    console = out()
+def pairs(rows: list[tuple[str, object]], *, console=None) -> None:
+    """Key / value lines on stdout, the keys aligned; a long value wraps at words under itself."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
     for key, value in rows:
-        console.print(f"[bold]{key:<{width}}[/bold]  ", end="")
-        console.print(value if hasattr(value, "__rich_console__") else fmt(value), markup=False, highlight=False)
+        grid.add_row(Text(key), value if hasattr(value, "__rich_console__") else Text(fmt(value)))
+    show(grid, console=console)
+
+
+def wrapped(text: str, *, indent: str = "  ", console=None) -> str:
+    """``text`` wrapped at words to the console's width (stderr's by default), later lines indented."""
+    import textwrap
+
+    limit = (console or err()).width
+    return "\n".join(textwrap.fill(line, width=limit, subsequent_indent=indent, break_long_words=False,
+                                    break_on_hyphens=False) for line in text.split("\n"))
+
+
+def writable_path(given: str, *, option: str) -> str:
+    """Check a file the command will write (``--plot m.png``) before any work: its folder exists and
+    can be written. Returns ``given``.
+
+    Raises:
+        SpecError: one line naming the path as given and what is wrong.
+    """
+    from pathlib import Path
+
+    from qhybrid.errors import SpecError
+
+    folder = Path(given).expanduser().parent
+    if Path(given).expanduser().is_dir():
+        raise SpecError(f"{option} {given!r} is a folder; give a file name (e.g. {Path(given) / 'metrics.png'})")
+    if not folder.is_dir():
+        raise SpecError(f"{option} {given!r}: the folder {str(folder)!r} does not exist (create it first)")
+    if not os.access(folder, os.W_OK):
+        raise SpecError(f"{option} {given!r}: the folder {str(folder)!r} is not writable")
+    return given

@@ -17,7 +17,7 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
                input_: Optional[str] = None, instance_count: int = 1, data_parallel: bool = False,
                processes_per_instance: Optional[int] = None, device: Optional[str] = None,
                instance: Optional[str] = None, name: Optional[str] = None, backend: str = "local",
-               address: Optional[str] = None) -> dict:
+               address: Optional[str] = None, max_cost: Optional[float] = None) -> dict:
     """``Job.create`` keywords for the ``qml`` command's options (checked before anything is written).
 
     Raises:
@@ -27,6 +27,8 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
     from qhybrid.errors import SpecError
     from qhybrid.jobs import InstanceConfig
 
+    if epochs < 1:
+        raise SpecError(f"--epochs {epochs}: give 1 or more")
     dev = options.device_string(device)
     parallel = data_parallel or processes_per_instance is not None
     if instance_count > 1 and not parallel:
@@ -38,13 +40,59 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
     kwargs = {"device": dev, "source_module": str(Path(workload.__file__)), "entry_point": "qml",
               "job_name": name, "hyperparameters": hp, "backend": backend, "address": address,
               "instance_config": InstanceConfig(instanceType=options.instance_for(dev, instance),
-                                                instanceCount=instance_count)}
+                                                instanceCount=instance_count), "max_cost": max_cost}
     if input_:
+        check_sonar_file(input_, ndata=data)
         kwargs["input_data"] = {"input-data": input_}
     if parallel:
         kwargs["distribution"] = "data_parallel"
         kwargs["processes_per_instance"] = processes_per_instance
     return kwargs
+
+
+def check_sonar_file(given: str, *, ndata: int) -> int:
+    """Check ``--input`` before anything is submitted: a Sonar CSV (rows of 60 numbers and a label M
+    or R), or a folder holding one, with at least ``ndata`` rows; return its row count.
+
+    Raises:
+        SpecError: one line naming the path as given, the line and what is wrong.
+    """
+    import csv
+    from pathlib import Path
+
+    from qhybrid.errors import SpecError
+    from qhybrid.workloads.qml import find_data
+
+    path = Path(given).expanduser()
+    found = find_data(path) if path.is_dir() else path
+    if not path.exists() or found is None:
+        raise SpecError(f"--input {given!r}: no such file" if not path.exists() else
+                        f"--input {given!r}: a folder without a data file (sonar.all-data or a .csv)")
+    where = repr(given) if found == path else f"{given!r} ({found.relative_to(path)})"
+    rows = 0
+    try:
+        with open(found, newline="", encoding="utf-8") as f:
+            for line, row in enumerate(csv.reader(f), start=1):
+                if not any(cell.strip() for cell in row):
+                    continue
+                problem = (f"{len(row)} columns; expected 60 numbers and a label M or R" if len(row) != 61 else
+                           f"label {row[-1].strip()!r}; expected M (mine) or R (rock)"
+                           if row[-1].strip() not in ("M", "R") else None)
+                if problem is None:
+                    try:
+                        [float(cell) for cell in row[:-1]]
+                    except ValueError as err:
+                        problem = str(err)
+                if problem:
+                    raise SpecError(f"--input {where}, line {line}: {problem}")
+                rows += 1
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(f"--input {where}: cannot read it ({err.__class__.__name__}: {err})") from None
+    if rows < max(2, ndata):
+        raise SpecError(f"--input {where}: {rows} data rows, fewer than --data {ndata} (give --data {rows} "
+                        "or less)" if rows >= 2 else f"--input {where}: {rows} data rows; a train/validation "
+                        "split needs more")
+    return rows
 
 
 def progress_spec(epochs: int):
@@ -84,12 +132,14 @@ def qml(
     input_: Annotated[Optional[str], typer.Option(
         "--input", metavar="CSV", help="A Sonar CSV (sonar.all-data); default the bundled copy.")] = None,
     instance_count: Annotated[int, typer.Option(help="Instances (needs --data-parallel above 1).")] = 1,
-    data_parallel: Annotated[bool, typer.Option(help="Split each batch across processes (DDP).")] = False,
+    data_parallel: Annotated[bool, typer.Option("--data-parallel", help="Split each batch across processes (DDP).")] = False,
     processes_per_instance: Annotated[Optional[int], typer.Option(
         help="Data-parallel processes per instance (implies --data-parallel).")] = None,
     device: options.Device = None,
     instance: options.Instance = None,
     name: options.Name = None,
+    max_cost: options.MaxCost = None,
+    force: options.Force = False,
     backend: options.Backend = "local",
     address: options.Address = None,
     dry_run: options.DryRun = False,
@@ -103,11 +153,11 @@ def qml(
                         val_fraction=val_fraction, seed=seed, dtype=dtype, input_=input_,
                         instance_count=instance_count, data_parallel=data_parallel,
                         processes_per_instance=processes_per_instance, device=device, instance=instance,
-                        name=name, backend=backend, address=address)
+                        name=name, backend=backend, address=address, max_cost=max_cost)
     if dry_run:
         return dryrun.dry_run(kwargs, json_output=json_)
-    exit_with(submit_and_wait(kwargs, json_output=json_, progress=progress_spec(epochs), show=show_result,
-                              quiet=quiet))
+    exit_with(submit_and_wait({**kwargs, "force": force}, json_output=json_, progress=progress_spec(epochs),
+                              show=show_result, quiet=quiet))
 
 
 def register(app: typer.Typer) -> None:

@@ -28,7 +28,7 @@ def pairs(values: list[str] | None, what: str) -> dict:
 
 
 def job_kwargs(*, source: str, entry_point: Optional[str] = None, device: Optional[str] = None,
-               hp: Optional[list[str]] = None, input_: Optional[list[str]] = None, instance: str = "ml.m5.large",
+               hp: Optional[list[str]] = None, input_: Optional[list[str]] = None, instance: Optional[str] = None,
                instance_count: int = 1, name: Optional[str] = None, checkpoints_from: Optional[str] = None,
                max_runtime: Optional[float] = None, max_cost: Optional[float] = None, data_parallel: bool = False,
                processes_per_instance: Optional[int] = None, backend: str = "local",
@@ -40,8 +40,10 @@ def job_kwargs(*, source: str, entry_point: Optional[str] = None, device: Option
     """
     from qhybrid.jobs import InstanceConfig
 
+    dev = options.device_string(device) if device else "local:qhybrid/qhybrid.cpu"
+    instance = options.instance_for(dev, instance)
     return dict(
-        device=options.device_string(device) if device else "local:qhybrid/qhybrid.cpu",
+        device=dev,
         source_module=source, entry_point=entry_point, job_name=name, hyperparameters=pairs(hp, "--hp"),
         input_data=pairs(input_, "--input") or None,
         instance_config=InstanceConfig(instanceType=instance, instanceCount=instance_count),
@@ -61,7 +63,7 @@ def run(
         metavar="KEY=VALUE", help="A hyperparameter (repeatable).")] = None,
     input_: Annotated[Optional[list[str]], typer.Option(
         "--input", metavar="CHANNEL=PATH", help="An input channel (repeatable).")] = None,
-    instance: Annotated[str, typer.Option(metavar="TYPE", help="Instance type the run is billed as.")] = "ml.m5.large",
+    instance: options.Instance = None,
     instance_count: Annotated[int, typer.Option(metavar="N", help="Instances.")] = 1,
     name: options.Name = None,
     checkpoints_from: Annotated[Optional[str], typer.Option(
@@ -69,12 +71,11 @@ def run(
     tag: Annotated[Optional[list[str]], typer.Option(
         "--tag", metavar="KEY=VALUE", help="Tag the job (repeatable; see: qhybrid jobs list --tag).")] = None,
     max_runtime: Annotated[Optional[float], typer.Option(metavar="S", help="Stop the job after S seconds.")] = None,
-    max_cost: Annotated[Optional[float], typer.Option(
-        metavar="USD", help="Refuse the job when its predicted cost exceeds USD; stop it when its cost reaches "
-                            "USD.")] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Submit even when the predicted cost exceeds --max-cost (it is still stopped there).")] = False,
-    data_parallel: Annotated[bool, typer.Option(help="distribution='data_parallel'.")] = False,
+    max_cost: options.MaxCost = None,
+    force: options.Force = False,
+    data_parallel: Annotated[bool, typer.Option(
+        "--data-parallel", help="Run data parallel: one process per GPU, or --processes-per-instance "
+                                "(Braket's distribution data_parallel).")] = False,
     processes_per_instance: Annotated[Optional[int], typer.Option(
         metavar="K", help="Data-parallel processes per instance (implies --data-parallel).")] = None,
     backend: options.Backend = "local",

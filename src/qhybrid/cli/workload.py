@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from qhybrid.cli import output
 
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
-COMPILE_AFTER_S = 1.0  # no first iteration after this long: say the kernels are compiling
+COMPILE_AFTER_S = 1.0  # no first iteration after this long: say what the job is doing
+STILL_EVERY_S = 15.0  # and again every this long, piped (a live bar shows its elapsed time)
+KERNEL_LOOK_S = 2.0  # how often numba's kernel cache is counted while waiting
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 #: How a submitted job's supervisor starts (``Job.create(launch=...)``): ``main()``, run as the
 #: ``qhybrid`` process itself, sets ``"fork"`` (one interpreter start-up fewer); "exec" otherwise.
@@ -35,7 +37,12 @@ class ProgressSpec:
 
 class Display:
     """Turns log lines into progress: a Rich bar with ETA and live metrics on a terminal, else one
-    plain line per iteration on stderr. Other lines pass through; other ranks' metrics are dropped."""
+    plain line per iteration on stderr. Other lines pass through; other ranks' metrics are dropped.
+
+    Every wait past ``COMPILE_AFTER_S`` before the first iteration is named (``_phase``): building
+    the job's dependency environment, compiling kernels (numba's cache growing), or loading the
+    engine and its cached kernels; piped, a line at each change and every ``STILL_EVERY_S``.
+    """
 
     def __init__(self, name: str, spec: ProgressSpec, *, live: bool | None = None):
         self.name, self.spec = name, spec
@@ -45,28 +52,55 @@ class Display:
         self.running_since: float | None = None
         self.first_metric: float | None = None
         self.compile_noted = False
+        self.phase: str | None = None  # what the job is doing before its first iteration
+        self.phase_said = (None, 0.0)  # the phase last printed, and when
+        self.building = False  # the job's log says it is building its dependency environment
+        self.kernels: int | None = None  # numba's cached kernel files when we started looking
+        self.kernels_new = 0
+        self.kernels_looked = 0.0
         self.iteration: int | None = None
         self.values: dict[str, float] = {}
+        self.paths: tuple[str, str] | None = None  # (the job's copy of its source, the path the user gave)
         self.bar = self.task = None
         if self.live:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            self._start_bar()
 
-            if spec.total:
-                columns = [BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                           TimeRemainingColumn()]
-            else:  # run to convergence: no bar to fill, no ETA to promise
-                columns = [TextColumn(f"{{task.completed:.0f}} {spec.unit}s"), TimeElapsedColumn()]
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), *columns,
-                                TextColumn("{task.fields[metrics]}"), console=output.err(), transient=True,
-                                refresh_per_second=8)
-            self.task = self.bar.add_task("queued", total=spec.total, metrics="")
-            self.bar.start()
+    def _start_bar(self) -> None:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.table import Column
+
+        def fixed(width: int) -> Column:
+            return Column(no_wrap=True, min_width=width)
+
+        spec = self.spec
+        if spec.total:
+            bar = 10 if output.err().width < 100 else 20
+            columns = [BarColumn(bar_width=bar, table_column=fixed(bar)),
+                       MofNCompleteColumn(table_column=fixed(2 * len(str(spec.total)) + 1)),
+                       TimeElapsedColumn(table_column=fixed(7)), TextColumn("ETA", table_column=fixed(3)),
+                       TimeRemainingColumn(table_column=fixed(7))]
+        else:  # run to convergence: no bar to fill, no ETA to promise
+            columns = [TextColumn(f"{{task.completed:.0f}} {spec.unit}s", table_column=fixed(6 + len(spec.unit))),
+                       TimeElapsedColumn(table_column=fixed(7))]
+        used = sum(c.get_table_column().min_width or 0 for c in columns) + 1 + 9 + len(columns) + 2
+        self.metrics_room = max(8, output.err().width - used)
+        self.bar = Progress(SpinnerColumn(table_column=fixed(1)), TextColumn("{task.description}", table_column=fixed(9)),
+                            *columns, TextColumn("{task.fields[metrics]}", table_column=Column(no_wrap=True)),
+                            console=output.err(), transient=True, refresh_per_second=8)
+        self.task = self.bar.add_task("queued", total=spec.total, metrics="")
+        self.bar.start()
 
     # -- input -----------------------------------------------------------------
     def line(self, text: str) -> None:
         """One log line of the job."""
         if "Metrics -" not in text:
+            if text.startswith("qhybrid: building environment"):
+                self.building = True
+            elif text.startswith("qhybrid: using environment") or text.startswith("qhybrid: environment"):
+                self.building = False
+            if text.startswith("qhybrid: job ") and self.values and not self.spec.show:
+                self._iteration_done()  # the job's end: its last metrics first
             self._print(text)
             return
         if "rank=" in text:
@@ -93,27 +127,42 @@ class Display:
     def poll(self, state: str) -> None:
         """The job's state at each look."""
         now = time.monotonic()
+        if self.kernels is None:
+            self.kernels = self._kernel_files()
         if state == "RUNNING" and self.running_since is None:
             self.running_since = now
-        if (state == "RUNNING" and self.first_metric is None and not self.compile_noted
-                and now - self.running_since > COMPILE_AFTER_S):
+        waiting = state == "RUNNING" and self.first_metric is None and now - self.running_since > COMPILE_AFTER_S
+        if waiting:
             self.compile_noted = True
-            self._print(self._starting())
+            self.phase = self._phase(now)
+            said, when = self.phase_said
+            if self.phase != said or now - when > STILL_EVERY_S:
+                if self.bar is None or self.phase != said:
+                    self._print(self.phase + " ..." if self.phase != said else
+                                f"still {self.phase} after {now - self.running_since:.0f} s ...")
+                self.phase_said = (self.phase, now)
         if self.bar is not None and state not in TERMINAL:
             desc = state.lower() if self.first_metric is None and not self.compile_noted else "running"
             if self.first_metric is None and self.compile_noted:
-                desc = self._starting().rstrip(" .")
+                desc = self.phase.split(" ", 1)[0]  # building / compiling / loading
             self.bar.update(self.task, description=desc)
 
-    @staticmethod
-    def _starting() -> str:
-        """What the job does before its first iteration: compiling kernels when numba's cache is
-        empty, else loading the engine and the cached kernels."""
+    def _kernel_files(self) -> int:
         from qhybrid.jobs.environment import kernel_cache
 
-        if kernel_cache()["files"]:
-            return "loading the engine and its cached kernels ..."
-        return "compiling kernels (first run only) ..."
+        return kernel_cache()["files"]
+
+    def _phase(self, now: float) -> str:
+        """What the job does before its first iteration, in words."""
+        if self.building:
+            return "building the job's dependency environment (pip; once per requirements)"
+        if now - self.kernels_looked > KERNEL_LOOK_S:  # numba writes each compiled kernel to its cache
+            self.kernels_looked = now
+            self.kernels_new = max(0, self._kernel_files() - (self.kernels or 0))
+        if self.kernels_new or not self.kernels:
+            done = f", {self.kernels_new} so far" if self.kernels_new else ""
+            return f"compiling kernels for this circuit (once; cached for later runs{done})"
+        return "loading the engine and its cached kernels"
 
     def close(self) -> None:
         """Show the last iteration still pending, stop the live display."""
@@ -143,13 +192,22 @@ class Display:
             return
         done = self.iteration - self.spec.first + 1
         if self.bar is not None:
-            self.bar.update(self.task, completed=done, description="running", metrics=self._metrics_text())
+            text = self._metrics_text()
+            if len(text) > self.metrics_room:  # the times stay whole; the metrics give way
+                text = text[:self.metrics_room - 1] + "…"
+            self.bar.update(self.task, completed=done, description="running", metrics=text)
+            if not self.spec.show:  # a script's own metrics: each iteration stays on screen, as piped
+                self._print(f"{self.spec.unit} {done}  {self._metrics_text()}")
         else:
             total = f"/{self.spec.total}" if self.spec.total else ""
             output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}")
         self.values = {}
 
     def _print(self, text: str) -> None:
+        if self.paths is not None:
+            text = text.replace(*self.paths)
+        if text.startswith("qhybrid: ") and output.err().is_terminal:  # our status lines wrap at words there
+            text = output.wrapped(text)
         if self.bar is not None:
             self.bar.console.print(text, markup=False, highlight=False)
         else:
@@ -186,6 +244,17 @@ def json_document(job, info: dict, result) -> dict:
             "failure_reason": info["failure_reason"]}
 
 
+def _source_paths(job, source) -> tuple[str, str] | None:
+    """``(the job's copy of source, source as the user gave it)``: tracebacks name the user's file."""
+    from pathlib import Path
+
+    from qhybrid.jobs import contract
+
+    if not isinstance(source, (str, Path)):
+        return None
+    return str(job.folder / contract.SOURCE_DIR / Path(source).name), str(source)
+
+
 def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: ProgressSpec | None = None,
                     show=None, wait: bool = True, quiet: bool = False, allow_pickle: bool = False) -> int:
     """Submit a job, show its progress while waiting, print its result and cost; return an exit status.
@@ -217,6 +286,9 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
     if not quiet:
         output.note(f"qhybrid: submitted {job.name}")
     display = None if quiet else Display(job.name, progress or ProgressSpec(show={}))
+    paths = _source_paths(job, job_kwargs.get("source_module"))
+    if display is not None:
+        display.paths = paths
     try:
         if display is None:
             job.wait()
@@ -237,11 +309,12 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
         output.print_json(json_document(job, info, result))
     elif result is not None:
         (show or output.print_json)(result)
-        output.note(_cost_line(info, sep="\n      "))
+        line = _cost_line(info, sep="\n      ")
+        output.note(output.wrapped(line, indent="      ") if output.err().is_terminal else line)
     if info["state"] != "COMPLETED":
-        output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")
-        if info["traceback_tail"] and not json_output:
-            output.note(info["traceback_tail"])
+        output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")  # one line
+        if info["traceback_tail"] and not json_output and display is None:  # else it was in the log shown
+            output.note(info["traceback_tail"].replace(*paths) if paths else info["traceback_tail"])
         return 1
     return 0
 

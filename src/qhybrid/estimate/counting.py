@@ -19,9 +19,9 @@ def expected_run(job):
                            tolerance=s.tolerance, stepsize=s.stepsize, init=s.init, n_qubits=s.n_nodes)
 
 
-def counted_iterations(job, expected=None, count: int | None = None) -> int | None:
-    """Iterations of one parameter set at the job's depth p that cost what the whole run costs
-    (``count``: the run's own iterations, default the expected ones)."""
+def work_units(job, expected=None, count: int | None = None) -> int | None:
+    """The run's work in units of one parameter set's iteration at the job's depth p (what the
+    engine model prices; ``count``: the run's own iterations, default the expected ones)."""
     s = job.settings
     if job.workload == "qaoa":
         starts = getattr(s, "starts", 1)
@@ -36,6 +36,20 @@ def counted_iterations(job, expected=None, count: int | None = None) -> int | No
     return None
 
 
+def counted_iterations(job, expected=None, count: int | None = None) -> int | None:
+    """The run's iterations as the job counts them (its progress, ``iteration_number`` and result):
+    one optimizer step. For QAOA a step updates every batched start at once (and counts every depth
+    of a run to convergence); for QML it is one batch (the epoch has several)."""
+    s = job.settings
+    if job.workload == "qaoa":
+        if expected is None:
+            return s.iterations
+        return expected.iterations if count is None else count
+    if job.workload == "qml":
+        return s.epochs * qml_epoch(s)[1]
+    return None
+
+
 def qml_epoch(s) -> tuple[int, int]:
     """``(held-out samples, steps)`` of a QML job's epoch: the training share of ndata (val_fraction held
     out, as ``workloads.qml.split``) in batches of batch_size."""
@@ -43,20 +57,22 @@ def qml_epoch(s) -> tuple[int, int]:
     return held, math.ceil(max(1, s.ndata - held) / s.batch_size)
 
 
-def iteration_note(job, iterations: int | None, expected) -> tuple[str, ...]:
-    """How a QAOA job's iterations were counted, when that is not simply ``iterations``."""
+def iteration_note(job, expected) -> tuple[str, ...]:
+    """What a QAOA job's iteration is, and how its length was found when it runs to convergence."""
     s = job.settings
     if job.workload != "qaoa" or (expected is None and getattr(s, "starts", 1) == 1):
         return ()
+    what = (f"an iteration is one optimizer step of all {s.starts} starts together (batched), as the job's "
+            f"progress and result count it; s/iter is its average over the run") if s.starts > 1 else ""
     if expected is None:
-        return (f"{s.iterations} iterations with {s.starts} starts batched, counted as {iterations} iterations of "
-                f"one start at p = {s.n_layers}",)
+        return (what,)
     depths = f"depths 1..{s.n_layers}" if expected.stages > 1 else f"depth {s.n_layers}"
     notes = [f"iterations EXPECTED, not known (--iterations not given: the run stops when it converges): "
              f"about {expected.iterations} ({expected.per_stage} a depth, {depths}; 80 % of measured runs took "
              f"{expected.low}-{expected.high}, at most {s.max_iterations} a depth; measured on {MEASURED}); "
-             f"{s.starts} start(s) batched, counted as {iterations} iterations of one start at p = {s.n_layers}; "
              f"total time and cost are expected figures, their 80 % range in the JSON (total_seconds_range, "
              f"cost_usd_range)"]
+    if what:
+        notes.append(what + " (a depth-1 step costs less than one at the full depth)")
     notes += [f"iteration count less certain: {c}" for c in expected.caveats]
     return tuple(notes)

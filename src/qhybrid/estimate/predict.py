@@ -16,7 +16,7 @@ from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
 from qhybrid.estimate import model, probe, work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
-from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch
+from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch, work_units
 from qhybrid.estimate.hardware import instance_machine
 from qhybrid.estimate.history import script_history
 from qhybrid.estimate.model import _core_ratio
@@ -149,7 +149,10 @@ def _world(job: _Job, machine, count: int, gpu: bool) -> int:
     return count * max(1, ppi)
 
 
-def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, own: bool = False) -> Row:
+def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = False) -> Row:
+    """One target's row; ``load`` is ``(units, per_step)``: the run in units of one start's iteration
+    (what ``seconds`` below is per), and those units in one of the job's own iterations (what the
+    row shows per)."""
     device, gpu = _device_on(job.target, machine, own=own)
     notes = list(machine.assumed)
     world = _world(job, machine, count, gpu)
@@ -203,7 +206,10 @@ def _row(job: _Job, machine, inst, cal, count: int, iterations: int | None, *, o
     else:
         available = int(0.8 * machine.memory_bytes)
         need_here = need * per_machine
-    total = None if seconds is None or iterations is None else STARTUP_S + iterations * seconds
+    units, per_step = load
+    total = None if seconds is None or units is None else STARTUP_S + units * seconds
+    if seconds is not None and per_step:
+        seconds *= per_step  # a job's iteration: every batched start, averaged over the run
     fits = need_here <= available if available else None
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
@@ -251,13 +257,14 @@ def _priced(row: Row, inst) -> Row:
                    price_date=inst.price_date, price_source=inst.price_source)
 
 
-def _ranged(row: Row, span: tuple[int, int], inst) -> Row:
-    """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence."""
+def _ranged(row: Row, span: tuple[int, int], units: int, inst) -> Row:
+    """``row`` with the total time and cost of the shortest and longest of 80 % of runs to convergence
+    (``span``: their work in ``_work``'s units; ``units``: the expected run's)."""
     from dataclasses import replace
 
-    if row.seconds_per_iteration is None:
+    if row.total_seconds is None:
         return row
-    totals = tuple(STARTUP_S + k * row.seconds_per_iteration for k in span)
+    totals = tuple(STARTUP_S + k / units * (row.total_seconds - STARTUP_S) for k in span)
     costs = None
     if inst is None:
         costs = (0.0, 0.0)
@@ -334,17 +341,22 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     cal = calibration or (None if job.workload == "script" and job.history is None else local_calibration())
     expected = expected_run(job)
     iterations = counted_iterations(job, expected)
-    counted = iteration_note(job, iterations, expected)
+    units = work_units(job, expected)  # QAOA's include the final evaluation, which is no optimizer step
+    per_step = None if not iterations or units is None else (units - (job.workload == "qaoa")) / iterations
+    load = (units, per_step)
+    counted = iteration_note(job, expected)
     insts = _targets(instances, gpu, cpu)
     if own.type not in {i.type for i in insts}:
         insts.append(own)
-    rows = [_row(job, instance_machine(i), i, cal, instance_count, iterations, own=i.type == own.type)
+    rows = [_row(job, instance_machine(i), i, cal, instance_count, load, own=i.type == own.type)
             for i in insts]
     if local:
-        rows.append(_row(job, local_machine(cal), None, cal, 1, iterations, own=True))
+        rows.append(_row(job, local_machine(cal), None, cal, 1, load, own=True))
+    span = None
     if expected is not None:
-        span = (counted_iterations(job, expected, expected.low), counted_iterations(job, expected, expected.high))
-        rows = [_ranged(r, span, inst) for r, inst in zip(rows, [*insts, None])]
+        span = (expected.low, expected.high)
+        span_units = (work_units(job, expected, expected.low), work_units(job, expected, expected.high))
+        rows = [_ranged(r, span_units, units, inst) for r, inst in zip(rows, [*insts, None])]
     rows.sort(key=_order)
     runnable = [r for r in rows if r.fits is not False and r.total_seconds is not None]
     priced = [r for r in runnable if r.cost_usd is not None and r.target != "local"]
@@ -355,7 +367,7 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     return Estimate(workload=job.workload, device=job.device, instance_type=own.type,
                     instance_count=instance_count, world_size=_world(job, machine, instance_count, uses_gpu),
                     iterations=iterations, rows=tuple(rows), iterations_expected=expected is not None,
-                    iterations_range=None if expected is None else span, cheapest=cheapest, fastest=fastest,
+                    iterations_range=span, cheapest=cheapest, fastest=fastest,
                     calibrated=cal is None or not cal.nominal,
                     notes=counted + _calibration_note(cal))
 

@@ -40,12 +40,18 @@ def _fits(row) -> str:
     return {True: "yes", False: "NO", None: "?"}[row.fits]
 
 
+#: Columns left out, the first first, when the table is wider than the terminal (``output.table``);
+#: target, s/iter, total and cost always stay whole.
+DROP = ("how", "memory", "fits", "note", "device")
+
+
 def rows_as_text(est) -> list[list[str]]:
     """The table's cells, one list per row (header first)."""
-    pre = "expected " if est.iterations_expected else ""  # a run to convergence: its length is an expectation
-    out = [["target", "device", "fits", "memory", "s/iter", f"{pre}total", f"{pre}cost x{est.instance_count}", "how", ""]]
+    out = [["target", "device", "fits", "memory", "s/iter", "total", "cost", "how", "note"]]
     for r in est.rows:
         marks = " ".join(m for m, who in (("cheapest", est.cheapest), ("fastest", est.fastest)) if who == r.target)
+        if r.fits is False:
+            marks = " ".join(filter(None, ("does not fit", marks)))
         out.append([r.target, r.device.rsplit("/", 1)[-1], _fits(r),
                     f"{_bytes(r.needed_bytes)}/{_bytes(r.available_bytes)}", _seconds(r.seconds_per_iteration),
                     _seconds(r.total_seconds), format_cost(r), r.method, marks])
@@ -53,7 +59,7 @@ def rows_as_text(est) -> list[list[str]]:
 
 
 def iterations_text(est) -> str:
-    """``11 iterations``; ``expected ≈ 131 iterations (80 %: 92-164)`` for a run to convergence; ``unknown``."""
+    """``11 iterations``; ``expected ≈ 70 iterations (80 %: 48-88)`` for a run to convergence; ``unknown``."""
     if est.iterations is None:
         return "iterations unknown"
     if not est.iterations_expected:
@@ -62,31 +68,33 @@ def iterations_text(est) -> str:
     return f"expected ≈{est.iterations} iterations (80 % of runs {low}-{high}), not known until it converges"
 
 
-def render(est, *, console=None) -> None:
-    """Print the estimate as a table (stdout) with its notes below."""
-    from rich.console import Console
-    from rich.table import Table
+def heading(est) -> str:
+    """The line above the table: workload, device, iterations, instances, and what total and cost are."""
+    what = "expected (a run to convergence)" if est.iterations_expected else "predicted"
+    return (f"{est.workload} on {est.device.replace('local:', '')}: {iterations_text(est)}; "
+            f"{est.instance_count} x {est.instance_type}, world size {est.world_size}. "
+            f"total and cost: {what}, for {est.instance_count} instance(s) of each type")
 
-    if console is None:
-        console = Console()
-        if not console.is_terminal:  # piped: wide enough for every column, no wrapping
-            console = Console(width=170)
-    table = Table(title=f"{est.workload} on {est.device.replace('local:', '')}: {iterations_text(est)}, "
-                        f"{est.instance_count} x {est.instance_type}, world size {est.world_size}")
+
+def render(est, *, console=None) -> None:
+    """Print the estimate as a table (stdout) with its notes below, fitted to the terminal: instance
+    names, seconds, totals and costs whole; the least needed columns left out first (``DROP``)."""
+    from qhybrid.cli import output
+
+    console = console or output.out()
+    output.para(heading(est), console=console)
     head, *body = rows_as_text(est)
-    for name in head:
-        right = name == "s/iter" or name.endswith("total") or "cost" in name
-        table.add_column(name, justify="right" if right else "left")
-    for cells in body:
-        table.add_row(*cells)
-    console.print(table)
-    for note in est.notes:
-        console.print(f"[dim]{note}[/dim]")
-    own = est.row(est.instance_type)
-    for note in own.notes:
-        console.print(f"[dim]{est.instance_type}: {note}[/dim]")
+    dropped = output.table(head, body, right=("s/iter", "total", "cost"), console=console, gap=2,
+                           no_wrap=("target", "device", "s/iter", "total", "cost"), drop=DROP)
+    notes = list(est.notes)
+    notes += [f"{est.instance_type}: {note}" for note in est.row(est.instance_type).notes]
     if any(r.approximate for r in est.rows):
-        console.print("[dim]≈: an approximate price (an older table; see `qhybrid instances`)[/dim]")
+        notes.append("≈: an approximate price (an older table; see `qhybrid instances`)")
+    if dropped:
+        notes.append(f"left out to fit {console.width} columns: {', '.join(dropped)} "
+                     "(a wider terminal or --json shows them)")
+    for note in notes:
+        output.para(note, style="dim", console=console)
 
 
 def to_json(est) -> str:

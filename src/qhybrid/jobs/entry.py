@@ -18,6 +18,7 @@ import os
 import pickle  # noqa: F401
 import runpy
 import sys
+import traceback  # before the source folder is first on sys.path (a job file named traceback.py)
 
 from qhybrid.jobs import contract, script
 
@@ -114,7 +115,28 @@ def exit_without_teardown() -> None:
     os._exit(0)
 
 
+def _own_frame(frame) -> bool:
+    """Whether a traceback frame is the runner's (this module, runpy, importlib), not the job's."""
+    name = frame.f_code.co_filename
+    return name == __file__ or name.startswith(("<frozen runpy>", "<frozen importlib")) or \
+        os.path.basename(name) == "runpy.py"
+
+
+def print_job_traceback(err: BaseException) -> None:
+    """Print ``err``'s traceback on stderr as Python would, less the runner's leading frames (so the
+    job's log shows its own script's frames only; all of them when none is the script's)."""
+    tb = err.__traceback__
+    while tb is not None and _own_frame(tb.tb_frame):
+        tb = tb.tb_next
+    traceback.print_exception(type(err), err, tb or err.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
+
+
 if __name__ == "__main__":
-    namespace = run(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    try:
+        namespace = run(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    except Exception as err:  # noqa: BLE001 - the job failed: its own traceback, as an uncaught one, exit 1
+        print_job_traceback(err)
+        sys.exit(1)
     if namespace and namespace.get(EXIT_WITHOUT_TEARDOWN) is True:
         exit_without_teardown()

@@ -128,7 +128,7 @@ def parse_settings(hp: dict) -> Settings:
     return Settings(
         n_nodes=n, n_edges=m, n_layers=_number(hp, "n_layers", int, 1, 1000),
         seed=_number(hp, "seed", int, 0, 2**32 - 1),
-        iterations=None if auto else _number(hp, "iterations", int, 0, 10**7),
+        iterations=None if auto else _number(hp, "iterations", int, 1, 10**7),
         max_iterations=_number(hp, "max_iterations", int, 1, 10**7),
         tolerance=_number(hp, "tolerance", float, 0.0), window=_number(hp, "window", int, 1, 10**6),
         starts=_number(hp, "starts", int, 1, 1024), init=_choice(hp, "init", INITS),
