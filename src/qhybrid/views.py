@@ -227,6 +227,24 @@ def checkpoints(job) -> list[dict]:
         return []
 
 
+SHOWN_ELSEWHERE = 3  # the cheapest other instance types named on the cost line
+
+
+def elsewhere(info: dict) -> str:
+    """What the same run costs on the cheapest other instance types, and how that was reckoned
+    ("" when nothing is known)."""
+    others = info.get("cost_on_other_instances_usd")
+    if not others:
+        return ""
+    cheapest = sorted(((k, v) for k, v in others.items() if v is not None), key=lambda kv: kv[1])[:SHOWN_ELSEWHERE]
+    basis = info.get("cost_on_other_instances_basis")
+    how = {"model": "by the estimate's model", "this run": "this run scaled by each type's core speed"}.get(
+        basis, f"by {basis}")
+    more = len(others) - len(cheapest)
+    return ("same run on " + ", ".join(f"{k}: {usd(v)}" for k, v in cheapest) + f" ({how}"
+            + (f"; {more} more types: qhybrid jobs show {info['name']} --json" if more > 0 else "") + ")")
+
+
 def job_detail(job) -> dict:
     """Everything a job's own page shows: its row, hyperparameters, tags, cost against the estimate
     and budget, the estimate beside the measurement, result, checkpoints, environment, failure."""
@@ -253,6 +271,7 @@ def job_detail(job) -> dict:
         "hyperparameters": info["hyperparameters"] or {},
         "tags": info["tags"] or {},
         "cost_view": cost_view(info, spec.max_cost if spec else None),
+        "elsewhere": elsewhere(info),
         "max_runtime": spec.max_runtime if spec else None,
         "predicted": info["predicted"],
         "measured_seconds": info["measured_seconds"],

@@ -8,7 +8,8 @@ def dry_run(job_kwargs: dict, *, json_output: bool = False, instances=None, gpu:
             cpu: bool = False) -> int:
     """Estimate ``Job.create(**job_kwargs)`` and print it (table or JSON); nothing is submitted. Returns 0."""
     from qhybrid.cli import output
-    from qhybrid.estimate import estimate_job, render, to_json
+    from qhybrid.cli.estimatetable import render
+    from qhybrid.estimate import estimate_job, to_json
     from qhybrid.estimate.calibrate import cache_path, cached_calibration
 
     if cached_calibration() is None:  # on stderr: --json's stdout stays one document

@@ -86,6 +86,8 @@ def detail_pairs(d: dict) -> list[tuple[str, object]]:
     if d["tags"]:
         rows.append(("tags", "  ".join(f"{k}={v}" for k, v in d["tags"].items())))
     rows.append(("cost", d["cost_view"]["text"]))
+    if d["elsewhere"]:
+        rows.append(("elsewhere", d["elsewhere"]))
     predicted = predicted_line({**d, "measured_seconds": d["measured_seconds"]})
     if predicted:
         rows.append(("estimate", predicted))

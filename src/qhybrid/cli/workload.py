@@ -6,6 +6,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from qhybrid import views
 from qhybrid.cli import output
 
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
@@ -214,9 +215,6 @@ class Display:
             output.note(text)
 
 
-SHOWN_ELSEWHERE = 3  # the cheapest other instance types named on the cost line
-
-
 def _cost_line(info: dict, *, sep: str = "; ") -> str:
     """``cost: $X (billed S s x N TYPE)``, then ``sep`` and what the same run costs elsewhere."""
     from qhybrid.jobs.instances import format_usd
@@ -224,15 +222,9 @@ def _cost_line(info: dict, *, sep: str = "; ") -> str:
     approximate = info.get("price_kind") == "approximate"
     text = (f"cost: {format_usd(info['estimated_cost_usd'], approximate)} "
             f"(billed {info['billed_seconds']:g} s x {info['instance_count']} {info['instance_type']})")
-    others = info["cost_on_other_instances_usd"]
-    if others:
-        cheapest = sorted(((k, v) for k, v in others.items() if v is not None), key=lambda kv: kv[1])[:SHOWN_ELSEWHERE]
-        basis = info.get("cost_on_other_instances_basis")
-        how = {"model": "by the estimate's model", "this run": "this run scaled by each type's core speed"}.get(
-            basis, f"by {basis}")
-        more = len(others) - len(cheapest)
-        text += (sep + "same run on " + ", ".join(f"{k}: {format_usd(v)}" for k, v in cheapest) + f" ({how}"
-                 + (f"; {more} more types: qhybrid jobs show {info['name']} --json" if more > 0 else "") + ")")
+    elsewhere = views.elsewhere(info)
+    if elsewhere:
+        text += sep + elsewhere
     return text
 
 

@@ -7,15 +7,15 @@
 - :mod:`.model`: seconds per iteration on a machine (roofline, GPU, all-reduce);
 - :mod:`.probe`: PennyLane devices timed at small sizes, scaled by 2^n;
 - :mod:`.history`: arbitrary scripts from their own earlier jobs;
-- :mod:`.predict`: :func:`estimate_job` -> :class:`Estimate`; :mod:`.render`: table, JSON, one line.
+- :mod:`.predict`: :func:`estimate_job` -> :class:`Estimate`; :mod:`.render`: table rows, JSON, one line (the terminal table: ``cli.estimatetable``).
 
 Example:
-    >>> from qhybrid.estimate import estimate_job, render       # doctest: +SKIP
-    >>> render(estimate_job(job_kwargs))                        # doctest: +SKIP
+    >>> from qhybrid.estimate import estimate_job, summary      # doctest: +SKIP
+    >>> print(summary(estimate_job(job_kwargs)))                # doctest: +SKIP
 """
 from __future__ import annotations
 
 from qhybrid.estimate.predict import Estimate, Row, estimate_job
-from qhybrid.estimate.render import render, summary, to_json
+from qhybrid.estimate.render import summary, to_json
 
-__all__ = ["Estimate", "Row", "estimate_job", "render", "summary", "to_json"]
+__all__ = ["Estimate", "Row", "estimate_job", "summary", "to_json"]

@@ -76,27 +76,6 @@ def heading(est) -> str:
             f"total and cost: {what}, for {est.instance_count} instance(s) of each type")
 
 
-def render(est, *, console=None) -> None:
-    """Print the estimate as a table (stdout) with its notes below, fitted to the terminal: instance
-    names, seconds, totals and costs whole; the least needed columns left out first (``DROP``)."""
-    from qhybrid.cli import output
-
-    console = console or output.out()
-    output.para(heading(est), console=console)
-    head, *body = rows_as_text(est)
-    dropped = output.table(head, body, right=("s/iter", "total", "cost"), console=console, gap=2,
-                           no_wrap=("target", "device", "s/iter", "total", "cost"), drop=DROP)
-    notes = list(est.notes)
-    notes += [f"{est.instance_type}: {note}" for note in est.row(est.instance_type).notes]
-    if any(r.approximate for r in est.rows):
-        notes.append("≈: an approximate price (an older table; see `qhybrid instances`)")
-    if dropped:
-        notes.append(f"left out to fit {console.width} columns: {', '.join(dropped)} "
-                     "(a wider terminal or --json shows them)")
-    for note in notes:
-        output.para(note, style="dim", console=console)
-
-
 def to_json(est) -> str:
     """One JSON document of the whole estimate."""
     return json.dumps(est.to_dict())
