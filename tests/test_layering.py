@@ -17,6 +17,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 ABOVE_RUNTIME = ("workloads", "sim", "qaoa", "qml", "plugin", "estimate", "cli", "ui", "braket", "submit", "views", "mlflow_export")
 
@@ -114,12 +116,17 @@ def loops(graph) -> list[list[str]]:
     return sorted(out)
 
 
-def test_the_runtime_imports_nothing_above_it():
-    assert imports_up(import_graph()) == []
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph()
 
 
-def test_no_import_loop_among_qhybrid_modules():
-    assert loops(import_graph()) == []
+def test_the_runtime_imports_nothing_above_it(graph):
+    assert imports_up(graph) == []
+
+
+def test_no_import_loop_among_qhybrid_modules(graph):
+    assert loops(graph) == []
 
 
 def test_the_checks_see_what_they_look_for(tmp_path):
