@@ -58,6 +58,11 @@ class KernelSet(ABC):
     def __repr__(self) -> str:
         return f"<KernelSet {self.name!r}>"
 
+    def __reduce__(self):  # pickled by name: unpickling gives the process's registered instance
+        from qhybrid.sim.kernels import get_kernel_set
+
+        return get_kernel_set, (self.name,)
+
     def runs_on(self, device_type: str) -> bool:
         """Whether the set's kernels take tensors on ``device_type`` (``"cpu"``, ``"cuda"``)."""
         return device_type in self.device_types
