@@ -144,8 +144,21 @@ def _kernel_set(spec: DeviceSpec) -> str:
     if spec.provider != "qhybrid":
         return "pennylane"
     if spec.name == "qhybrid.gpu":
-        return "triton" if importlib.util.find_spec("triton") is not None else "torch"  # (nothing imported)
+        return "triton" if _triton_installed() else "torch"
     return "numba" if importlib.util.find_spec("numba") is not None else "torch"
+
+
+def _triton_installed() -> bool:
+    """triton and qhybrid's Triton set are both installed (found, nothing imported but the light
+    ``qhybrid.sim.kernels`` package)."""
+    if importlib.util.find_spec("triton") is None:
+        return False
+    from qhybrid.sim.kernels import kernel_set_module
+
+    try:
+        return importlib.util.find_spec(kernel_set_module("triton")) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def gpu_kernel_path(device_index: int = 0, *, cuda: bool | None = None) -> tuple[str, str]:

@@ -142,13 +142,15 @@ class _Fast:
     """qhybrid's fast QAOA path."""
 
     def __init__(self, graph, settings: Settings, device_name: str):
+        from qhybrid.devices import resolve
         from qhybrid.qaoa import QAOA
 
         if device_name == "qhybrid.gpu" and not _cuda():
             raise DeviceError("device local:qhybrid/qhybrid.gpu needs CUDA, which is not available; "
                               "use local:qhybrid/qhybrid.cpu")
-        dev = "cuda" if device_name == "qhybrid.gpu" else "cpu"
-        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=dev)
+        target = resolve(f"local:qhybrid/{device_name}")
+        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=target.torch_device,
+                      backend=target.kernel_set())
         self.diagonal = self.q.diagonal
 
     def energy_and_grad(self, params):

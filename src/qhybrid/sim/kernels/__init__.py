@@ -21,7 +21,7 @@ import importlib.util
 from .base import KernelSet, KernelSetUnavailable
 
 __all__ = ["KernelSet", "KernelSetUnavailable", "available_kernel_sets", "default_kernel_set",
-           "get_kernel_set", "kernel_set_names", "register_kernel_set", "as_kernel_set"]
+           "get_kernel_set", "kernel_set_module", "kernel_set_names", "register_kernel_set", "as_kernel_set"]
 
 #: name -> "module:Class" (imported on first use).
 _REGISTRY: dict[str, str] = {
@@ -37,6 +37,11 @@ def register_kernel_set(name: str, path: str) -> None:
     if name in _REGISTRY and _REGISTRY[name] != path:
         raise ValueError(f"kernel set {name!r} already registered as {_REGISTRY[name]}")
     _REGISTRY[name] = path
+
+
+def kernel_set_module(name: str) -> str:
+    """The dotted module the set ``name`` is defined in (nothing imported)."""
+    return _REGISTRY[name].partition(":")[0]
 
 
 def kernel_set_names() -> tuple[str, ...]:

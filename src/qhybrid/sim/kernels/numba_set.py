@@ -79,16 +79,13 @@ class NumbaKernels(KernelSet):
         return _c().apply_layer(state, step, n, perm, src, after, spare)
 
     def walsh_hadamard(self, state, wires, n):
-        import numpy as np
-
-        from qhybrid.sim import walsh
-
+        walsh = _mod("qhybrid.sim.walsh")
         arr = state.numpy()
         for row in arr:
+            f = row.view(row.real.dtype)  # re / im interleaved: a wire of stride s is float stride 2 s
             for w in wires:
-                h = 1 << (n - 1 - w)
-                walsh.wht_range(row, 0, row.shape[0], h, h)
-        del np
+                h = 2 << (n - 1 - w)
+                walsh.wht_range(f, 0, f.shape[0], h, 2 * h)
 
     # -- observables and inner products -----------------------------------------------------
     def weighted_norm(self, state, weights):
