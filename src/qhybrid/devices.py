@@ -173,6 +173,8 @@ def gpu_kernel_path(device_index: int = 0, *, cuda: bool | None = None) -> tuple
     minimum = ".".join(map(str, TRITON_MIN_CAPABILITY))
     if importlib.util.find_spec("triton") is None:
         return "torch", "triton is not installed (it comes with CUDA builds of torch)"
+    if not _triton_installed():
+        return "torch", "qhybrid's Triton kernel set is not part of this install"
     if cuda is False:
         return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
     from qhybrid.sim.kernels import KernelSetUnavailable, get_kernel_set

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
         avail = available_devices()
         cuda = options.cuda_present()
-        kernels, why = gpu_kernel_path(cuda=cuda or None)
+        kernels, why = gpu_kernel_path(cuda=bool(cuda))
         if json_:
             output.print_json({"devices": avail, "cuda": cuda, "gpu_kernels": {"set": kernels, "why": why}})
             return

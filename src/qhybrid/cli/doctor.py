@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
         env = collect(cuda_probe=True)
         cache = kernel_cache()
-        kernels, why = gpu_kernel_path(cuda=bool(env["gpus"]) or None)
+        kernels, why = gpu_kernel_path(cuda=bool(env["gpus"]))
         if json_:
             output.print_json({**env, "kernel_cache": cache, "gpu_kernels": {"set": kernels, "why": why}})
             return
