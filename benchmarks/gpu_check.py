@@ -154,9 +154,9 @@ def check_engine(ctx: Context) -> list[str]:
         ms = (Measurement("state"), Measurement("expval", obs=obs), Measurement("var", obs=obs),
               Measurement("probs", wires=(n - 1, 0)))
         circuit = Circuit(n, tuple(ops), ms)
-        want = simulate(circuit, dtype=torch.complex128, device="cpu", fast=False, fuse=False)
+        want = simulate(circuit, dtype=torch.complex128, device="cpu", kernels="torch", fuse=False)
         grad_circuit = Circuit(n, tuple(ops), (Measurement("expval", obs=obs),))
-        want_jac = adjoint_jacobian(grad_circuit, dtype=torch.complex128, device="cpu", fast=False, fuse=False)
+        want_jac = adjoint_jacobian(grad_circuit, dtype=torch.complex128, device="cpu", kernels="torch", fuse=False)
         for dtype in ctx.dtypes:
             tol = TOL[dtype]
             tag = f"n={n} {str(dtype).replace('torch.', '')}"
@@ -175,8 +175,8 @@ def check_engine(ctx: Context) -> list[str]:
     ops += [Operation("IsingZZ", (w, (w + 1) % n), (0.3 * w,), trainable=(0,)) for w in range(n)]
     ops += [Operation("CRY", (0, n - 1), (np.array([0.2, -0.4, 1.1]),), trainable=(0,))]
     circuit = Circuit(n, tuple(ops), (Measurement("expval", obs=random_observable(rng, n)),))
-    want = simulate(circuit, dtype=torch.complex128, device="cpu", fast=False, fuse=False)[0]
-    want_jac = adjoint_jacobian(circuit, dtype=torch.complex128, device="cpu", fast=False, fuse=False)
+    want = simulate(circuit, dtype=torch.complex128, device="cpu", kernels="torch", fuse=False)[0]
+    want_jac = adjoint_jacobian(circuit, dtype=torch.complex128, device="cpu", kernels="torch", fuse=False)
     for dtype in ctx.dtypes:
         tag = f"broadcast {str(dtype).replace('torch.', '')}"
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from qhybrid.sim import kernels
+from qhybrid.sim.kernels import torch_ops as kernels
 
 
 def random_states(batch, n, dtype, seed=0):

@@ -1,9 +1,10 @@
-"""Shared test configuration: an isolated QHYBRID_HOME, CUDA skipping."""
+"""Shared test configuration: an isolated QHYBRID_HOME, CUDA skipping, the ``kernel_set`` fixture."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from kernelsets import KERNEL_SETS
 
 try:
     import torch
@@ -38,6 +39,14 @@ def no_leftover_jobs(_isolated_home):
     for job in Job.list():
         if job.folder.is_dir() and job.state() in ("QUEUED", "RUNNING"):
             job.cancel(timeout=5)
+
+
+@pytest.fixture(params=KERNEL_SETS)
+def kernel_set(request):
+    """Each registered kernel set in turn (``tests/kernelsets.py``), loaded; unavailable ones skipped."""
+    from qhybrid.sim.kernels import get_kernel_set
+
+    return get_kernel_set(request.param)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -45,7 +45,7 @@ def test_resolve_says_how_a_device_runs():
     assert (cpu.provider, cpu.name, cpu.torch_device, cpu.needs_gpu, cpu.kernels) == \
         ("qhybrid", "qhybrid.cpu", "cpu", False, "numba")
     gpu = resolve(DeviceSpec("qhybrid", "qhybrid.gpu"))
-    assert (gpu.torch_device, gpu.needs_gpu, gpu.kernels) == ("cuda", True, "torch")
+    assert (gpu.torch_device, gpu.needs_gpu) == ("cuda", True) and gpu.kernels in ("triton", "torch")
     peer = resolve("local:pennylane/lightning.qubit")
     assert (peer.kernels, peer.needs_gpu, str(peer)) == ("pennylane", False, "local:pennylane/lightning.qubit")
     assert resolve(peer) is peer and isinstance(peer, Target) and peer.spec == parse_device(str(peer))
@@ -54,3 +54,72 @@ def test_resolve_says_how_a_device_runs():
 def test_resolve_rejects_what_parse_rejects():
     with pytest.raises(DeviceError, match="unknown qhybrid simulator"):
         resolve("local:qhybrid/qhybrid.tpu")
+
+
+def test_resolve_imports_no_engine_and_kernel_set_loads_it():
+    """resolve() plans the kernel set by name without importing numba or torch; kernel_set() loads it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from qhybrid.devices import resolve; t = resolve('local:qhybrid/qhybrid.gpu'); "
+            "resolve('local:qhybrid/qhybrid.cpu'); print(t.kernels, 'torch' in sys.modules, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[1:] == ["False", "False"]
+    cpu = resolve("local:qhybrid/qhybrid.cpu").kernel_set()
+    assert cpu.name == "numba" and cpu.runs_on("cpu")
+    with pytest.raises(DeviceError, match="PennyLane's own simulator"):
+        resolve("local:pennylane/default.qubit").kernel_set()
+
+
+def test_gpu_kernel_path_says_which_set_and_why(monkeypatch):
+    import importlib.util
+
+    import qhybrid.devices as devices
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
+    assert devices.gpu_kernel_path() == ("torch", "triton is not installed (it comes with CUDA builds of torch)")
+    assert resolve("local:qhybrid/qhybrid.gpu").kernels == "torch"
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    if real("triton") is not None:
+        name, why = devices.gpu_kernel_path(cuda=False)
+        assert name == "torch"
+        if devices._triton_installed():
+            assert "no CUDA GPU visible" in why and "8.0+" in why
+        else:
+            assert why == "qhybrid's Triton kernel set is not part of this install"
+
+
+def test_gpu_kernel_path_below_tritons_minimum(monkeypatch):
+    """A V100 (compute capability 7.0, ml.p3.*) runs the torch reference: Triton documents 8.0+."""
+    import importlib.util
+    import types
+
+    import torch
+
+    import qhybrid.devices as devices
+    import qhybrid.sim.kernels as ks
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    monkeypatch.setattr(ks, "get_kernel_set", lambda name: types.SimpleNamespace(name=name))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Tesla V100-SXM2-16GB")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: (7, 0))
+    name, why = devices.gpu_kernel_path()
+    assert name == "torch" and why == ("Tesla V100-SXM2-16GB has compute capability 7.0, below Triton's "
+                                       "documented minimum 8.0")
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "NVIDIA H200")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: (9, 0))
+    assert devices.gpu_kernel_path() == ("triton", "NVIDIA H200, compute capability 9.0")
+
+
+def test_missing_lightning_gpu_says_what_to_install(monkeypatch):
+    import qhybrid.devices as devices
+
+    monkeypatch.setattr(devices, "_pennylane_devices", lambda: ("default.qubit", "lightning.qubit"))
+    with pytest.raises(DeviceError) as err:
+        parse_device("local:pennylane/lightning.gpu")
+    msg = str(err.value)
+    assert "\n" not in msg and "pip install pennylane-lightning-gpu" in msg and "CUDA 12" in msg
+    assert "compute capability 7.0" in msg and "local:qhybrid/qhybrid.gpu" in msg

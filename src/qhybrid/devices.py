@@ -7,7 +7,8 @@ Providers:
 
 ``resolve(device_string)`` answers everything a caller decides from a device string,
 once: a :class:`Target` (provider, name, torch device, whether it needs a GPU, the
-kernel set that will run). ``parse_device`` and ``needs_gpu`` are thin views of it.
+kernel set that will run: its name, and ``Target.kernel_set()`` the loaded set, imported
+only when asked for). ``parse_device`` and ``needs_gpu`` are thin views of it.
 
 Example:
     >>> parse_device("local:pennylane/lightning.qubit")
@@ -76,6 +77,8 @@ def parse_device(s: str | DeviceSpec) -> DeviceSpec:
             f"device {s!r} is not of the form 'local:<provider>/<name>'; valid: {', '.join(_valid_strings(avail))}"
         )
     provider, name = match["provider"], match["name"]
+    if provider == "pennylane" and name in MISSING_HINTS and name not in avail["pennylane"]:
+        raise DeviceError(f"device {s!r}: {name} is not installed; {MISSING_HINTS[name]}")
     if provider not in avail:
         raise DeviceError(f"unknown device provider {provider!r} in {s!r}; valid providers: {', '.join(avail)}")
     if name not in avail[provider]:
@@ -87,9 +90,20 @@ def parse_device(s: str | DeviceSpec) -> DeviceSpec:
     return DeviceSpec(provider, name)
 
 
-#: Kernel sets: qhybrid's numba kernels (CPU), its torch kernels (CPU without numba, or CUDA),
-#: or a PennyLane device's own simulator.
-KERNEL_SETS = ("numba", "torch", "pennylane")
+#: What to do about a known PennyLane GPU device that is not installed (one line each).
+MISSING_HINTS = {
+    "lightning.gpu": "pip install pennylane-lightning-gpu (CUDA 12, a GPU of compute capability 7.0 or newer), "
+                     "or use local:qhybrid/qhybrid.gpu",
+}
+
+#: Kernel sets a Target names: qhybrid's (:mod:`qhybrid.sim.kernels`: numba on CPU, the torch
+#: reference on CPU or CUDA, Triton on CUDA), or a PennyLane device's own simulator.
+KERNEL_SETS = ("numba", "torch", "triton", "pennylane")
+
+#: Triton's documented minimum for NVIDIA GPUs (its README, "Supported Hardware: NVIDIA GPUs
+#: (Compute Capability 8.0+)"): older GPUs (the V100 of ml.p3.*, 7.0; the T4, 7.5) run the
+#: torch reference.
+TRITON_MIN_CAPABILITY = (8, 0)
 
 
 @dataclass(frozen=True)
@@ -100,7 +114,7 @@ class Target:
     name: str
     torch_device: str  # "cpu" or "cuda": where qhybrid's tensors live (and a PennyLane GPU device runs)
     needs_gpu: bool
-    kernels: str  # one of KERNEL_SETS
+    kernels: str  # one of KERNEL_SETS: the set planned from what is installed (nothing imported)
 
     @property
     def spec(self) -> DeviceSpec:
@@ -121,13 +135,75 @@ class Target:
     def __str__(self) -> str:
         return str(self.spec)
 
+    def kernel_set(self):
+        """The :class:`~qhybrid.sim.kernels.KernelSet` that runs this target, loaded now (imports
+        it): :attr:`kernels`, unless it cannot run here (Triton on a GPU below its minimum, or
+        not part of this install: the torch reference, see :func:`gpu_kernel_path`).
+
+        Raises:
+            DeviceError: a PennyLane device (its own simulator runs it).
+        """
+        from qhybrid.sim.kernels import get_kernel_set
+
+        if self.kernels == "pennylane":
+            raise DeviceError(f"{self} runs on PennyLane's own simulator, not on a qhybrid kernel set")
+        if self.kernels == "triton":
+            return get_kernel_set(gpu_kernel_path()[0])
+        return get_kernel_set(self.kernels)
+
 
 def _kernel_set(spec: DeviceSpec) -> str:
     if spec.provider != "qhybrid":
         return "pennylane"
     if spec.name == "qhybrid.gpu":
-        return "torch"
-    return "numba" if importlib.util.find_spec("numba") is not None else "torch"  # (nothing imported)
+        return "triton" if _triton_installed() else "torch"
+    return "numba" if importlib.util.find_spec("numba") is not None else "torch"
+
+
+def _triton_installed() -> bool:
+    """triton and qhybrid's Triton set are both installed (found, nothing imported but the light
+    ``qhybrid.sim.kernels`` package)."""
+    if importlib.util.find_spec("triton") is None:
+        return False
+    from qhybrid.sim.kernels import kernel_set_module
+
+    try:
+        return importlib.util.find_spec(kernel_set_module("triton")) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def gpu_kernel_path(device_index: int = 0, *, cuda: bool | None = None) -> tuple[str, str]:
+    """``(set name, why)``: the kernel set ``qhybrid.gpu`` runs here, ``"triton"`` or ``"torch"``,
+    with the reason in words (for ``qhybrid doctor`` / ``qhybrid devices``).
+
+    Args:
+        device_index: the CUDA device asked about.
+        cuda: whether a GPU is visible, when the caller knows (False answers without importing
+            torch or triton); None asks torch.
+    """
+    minimum = ".".join(map(str, TRITON_MIN_CAPABILITY))
+    if importlib.util.find_spec("triton") is None:
+        return "torch", "triton is not installed (it comes with CUDA builds of torch)"
+    if not _triton_installed():
+        return "torch", "qhybrid's Triton kernel set is not part of this install"
+    if cuda is False:
+        return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
+    from qhybrid.sim.kernels import KernelSetUnavailable, get_kernel_set
+
+    try:
+        get_kernel_set("triton")
+    except KernelSetUnavailable as e:
+        return "torch", str(e)
+    import torch
+
+    if not torch.cuda.is_available():
+        return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
+    cap = torch.cuda.get_device_capability(device_index)
+    gpu = torch.cuda.get_device_name(device_index)
+    if tuple(cap) < TRITON_MIN_CAPABILITY:
+        return "torch", f"{gpu} has compute capability {cap[0]}.{cap[1]}, below Triton's documented minimum {minimum}"
+    return "triton", f"{gpu}, compute capability {cap[0]}.{cap[1]}"
 
 
 def resolve(device: str | DeviceSpec | Target, *, installed: bool = True) -> Target:

@@ -8,9 +8,9 @@ import torch
 from qhybrid.errors import DeviceError, MemoryLimitError, OperationError
 from qhybrid.qaoa import QAOA
 
+from kernelsets import device_for
 from qaoa_oracle import pennylane_energy_and_grad, random_graph
 
-BACKENDS = ["torch", "numba"]
 # (n, m, p, problem, weighted): a handful of sizes, p = 1..4, both problems, weighted and not
 CASES = [
     (2, 1, 1, "maxcut", False),
@@ -27,26 +27,25 @@ def _params(p, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(2, p))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n,m,p,problem,weighted", CASES)
-def test_matches_pennylane_complex128(backend, n, m, p, problem, weighted):
+def test_matches_pennylane_complex128(kernel_set, n, m, p, problem, weighted):
     g = random_graph(n, m, seed=n + p, weighted=weighted)
     x = _params(p, seed=n)
     e_ref, g_ref = pennylane_energy_and_grad(g, x, problem, weighted)
-    q = QAOA(g, problem=problem, backend=backend)
+    q = QAOA(g, problem=problem, backend=kernel_set, device=device_for(kernel_set))
     e, grad = q.energy_and_grad(x)
     assert abs(e - e_ref) < 1e-10
     np.testing.assert_allclose(grad, g_ref, atol=1e-10, rtol=0)
     assert abs(q.energy(x) - e_ref) < 1e-10
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n,m,p,problem,weighted", [CASES[1], CASES[2], CASES[6]])
-def test_matches_pennylane_complex64(backend, n, m, p, problem, weighted):
+def test_matches_pennylane_complex64(kernel_set, n, m, p, problem, weighted):
     g = random_graph(n, m, seed=n + p, weighted=weighted)
     x = _params(p, seed=n)
     e_ref, g_ref = pennylane_energy_and_grad(g, x, problem, weighted)
-    e, grad = QAOA(g, problem=problem, backend=backend, dtype="complex64").energy_and_grad(x)
+    e, grad = QAOA(g, problem=problem, backend=kernel_set, device=device_for(kernel_set),
+                   dtype="complex64").energy_and_grad(x)
     assert abs(e - e_ref) < 1e-5
     np.testing.assert_allclose(grad, g_ref, atol=1e-5, rtol=0)
 
@@ -68,7 +67,7 @@ def test_fused_kernels_match_reference(n, block_bits, problem, dtype, tol, store
     ref = QAOA(g, problem=problem, backend="torch", dtype=dtype)
     fast = QAOA(g, problem=problem, backend="numba", dtype=dtype, block_bits=block_bits)
     if not stored:
-        fast.STORE_BUDGET = 0  # force the two-state un-apply sweep
+        fast.engine.STORE_BUDGET = 0  # force the two-state un-apply sweep
     e0, g0 = ref.energy_and_grad(x)
     e1, g1 = fast.energy_and_grad(x)
     scale = max(1.0, abs(e0))
@@ -77,18 +76,17 @@ def test_fused_kernels_match_reference(n, block_bits, problem, dtype, tol, store
     np.testing.assert_allclose(fast.state(x), ref.state(x), atol=tol, rtol=0)
 
 
-def test_batch_equals_single_calls():
+def test_batch_equals_single_calls(kernel_set):
     g = random_graph(8, 12, seed=3)
     xs = np.stack([_params(2, seed=s) for s in range(4)])
-    for backend in BACKENDS:
-        q = QAOA(g, backend=backend)
-        es, gs = q.energy_and_grad(xs)
-        assert es.shape == (4,) and gs.shape == (4, 2, 2)
-        for i in range(4):
-            e, grad = q.energy_and_grad(xs[i])
-            assert es[i] == pytest.approx(e, abs=1e-12)
-            np.testing.assert_allclose(gs[i], grad, atol=1e-12)
-        np.testing.assert_allclose(q.energy(xs), es, atol=1e-12)
+    q = QAOA(g, backend=kernel_set, device=device_for(kernel_set))
+    es, gs = q.energy_and_grad(xs)
+    assert es.shape == (4,) and gs.shape == (4, 2, 2)
+    for i in range(4):
+        e, grad = q.energy_and_grad(xs[i])
+        assert es[i] == pytest.approx(e, abs=1e-12)
+        np.testing.assert_allclose(gs[i], grad, atol=1e-12)
+    np.testing.assert_allclose(q.energy(xs), es, atol=1e-12)
 
 
 def test_probabilities_most_likely_and_ratio():
@@ -152,9 +150,9 @@ def test_torch_sweeps_agree(problem):
     g = random_graph(11, 16, seed=2)
     x = _params(3, seed=1)
     unapply = QAOA(g, problem=problem, backend="torch")
-    unapply.STORE_TORCH = False
+    unapply.engine.STORE_TORCH = False
     stored = QAOA(g, problem=problem, backend="torch")
-    assert stored._torch_stored(3) and not unapply._torch_stored(3)
+    assert stored.engine.stored(3) and not unapply.engine.stored(3)
     e0, g0 = unapply.energy_and_grad(x)
     e1, g1 = stored.energy_and_grad(x)
     assert abs(e0 - e1) < 1e-12
@@ -201,13 +199,13 @@ def test_threaded_sweep_matches_one_thread_and_the_reference(monkeypatch, stored
     one = QAOA(g, block_bits=6)
     many = QAOA(g, block_bits=6)
     monkeypatch.setattr(nk, "num_threads", lambda: 3)  # three scratch rows, whatever the machine has
-    many.SERIAL_BITS = 0
+    many.engine.SERIAL_BITS = 0
     monkeypatch.setattr("qhybrid.sim.pool.threads_for", lambda size, threads=None: 3)
     if not stored:
-        one.STORE_BUDGET = many.STORE_BUDGET = 0
+        one.engine.STORE_BUDGET = many.engine.STORE_BUDGET = 0
     e1, g1 = one.energy_and_grad(x)
     e3, g3 = many.energy_and_grad(x)
-    assert many._threads() == 3 and one._threads() == 1
+    assert many.engine.threads() == 3 and one.engine.threads() == 1
     e0, g0 = QAOA(g, backend="torch").energy_and_grad(x)
     assert abs(e3 - e1) < 1e-12 and abs(e3 - e0) < 1e-10
     np.testing.assert_allclose(g3, g1, atol=1e-12, rtol=0)

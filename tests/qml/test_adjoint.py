@@ -1,17 +1,17 @@
-"""Kernels against the reference kernels of sim/kernels.py; adjoint gradients against autograd."""
+"""Every kernel set against the reference kernels of sim/kernels/torch_ops.py; adjoint gradients against autograd."""
 from __future__ import annotations
 
 import pytest
 import torch
+from kernelsets import KERNEL_SETS
 
 from batchedhelpers import random_unitaries, reference_gate
 
 from qhybrid.qml import adjoint
-from qhybrid.sim import kernels
+from qhybrid.sim.kernels import torch_ops as kernels
 from qhybrid.sim.cache import Cache
-from qhybrid.sim.jit import HAVE_NUMBA
 
-KERNELS = ["torch"] + (["numba"] if HAVE_NUMBA else [])
+KERNELS = KERNEL_SETS  # every registered kernel set (tests/kernelsets.py)
 
 
 def _circuit_inputs(batch, n, seed=5):

@@ -6,13 +6,13 @@ import pickle
 
 import pytest
 import torch
+from kernelsets import KERNEL_SETS
 
 from qhybrid.errors import OperationError
 from qhybrid.qml import DressedQNN, QuantumLayer, margin_loss
 from qhybrid.qml.reference import pennylane_layer
-from qhybrid.sim.jit import HAVE_NUMBA
 
-KERNELS = ["torch"] + (["numba"] if HAVE_NUMBA else [])
+KERNELS = KERNEL_SETS  # every registered kernel set (tests/kernelsets.py)
 
 
 def _pair(n_wires, dtype=torch.complex128, kernel="auto", seed=7):

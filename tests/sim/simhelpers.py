@@ -44,7 +44,7 @@ def reference_state(circuit, dtype=torch.complex128):
     """The final state by the torch reference path, no fusion (what fast paths are tested against)."""
     from qhybrid.sim import final_state
 
-    return final_state(circuit, dtype=dtype, fast=False, fuse=False)
+    return final_state(circuit, dtype=dtype, kernels="torch", fuse=False)
 
 
 def assert_close(a, b, tol):

@@ -24,7 +24,7 @@ def _fd_jacobian(c, h=1e-6):
                 params[j] = np.asarray(params[j]) + s
                 ops = list(c.operations)
                 ops[k] = dataclasses.replace(op, params=tuple(params))
-                res = simulate(dataclasses.replace(c, operations=tuple(ops)), fast=False, fuse=False)
+                res = simulate(dataclasses.replace(c, operations=tuple(ops)), kernels="torch", fuse=False)
                 vals.append(torch.stack(res))
             cols.append((vals[0] - vals[1]) / (2 * h))
     return torch.stack(cols, dim=1)
@@ -46,7 +46,7 @@ def test_random_circuits_match_finite_differences(seed):
                                                  Measurement("expval", Observable.pauli({"Z": 1.0}, wires=(0,)))])
     jac = adjoint_jacobian(c)
     np.testing.assert_allclose(jac.numpy(), _fd_jacobian(c).numpy(), atol=1e-6)
-    np.testing.assert_allclose(adjoint_jacobian(c, fast=False, fuse=False).numpy(), jac.numpy(), atol=1e-10)
+    np.testing.assert_allclose(adjoint_jacobian(c, kernels="torch", fuse=False).numpy(), jac.numpy(), atol=1e-10)
 
 
 def test_broadcast_batch(rng):
@@ -61,7 +61,7 @@ def test_hamiltonian_with_many_terms_and_values(rng):
     n = 6
     c = make_circuit(n, random_ops(n, 30, rng), [Measurement("expval", _obs(n, rng, terms=200))])
     values, jac = adjoint_jacobian(c, return_values=True)
-    np.testing.assert_allclose(values.numpy(), torch.stack(simulate(c, fast=False)).numpy(), atol=1e-10)
+    np.testing.assert_allclose(values.numpy(), torch.stack(simulate(c, kernels="torch")).numpy(), atol=1e-10)
     np.testing.assert_allclose(jac.numpy(), _fd_jacobian(c).numpy(), atol=1e-5)
 
 
@@ -77,7 +77,7 @@ def test_qaoa_like_zrot_runs_and_layers(rng):
     c = make_circuit(n, ops, [Measurement("expval", cost)])
     cache = Cache()
     fast = adjoint_jacobian(c, cache=cache)
-    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    ref = adjoint_jacobian(c, kernels="torch", fuse=False)
     np.testing.assert_allclose(fast.numpy(), ref.numpy(), atol=1e-9)
 
 
@@ -103,7 +103,7 @@ def test_runs_of_one_qubit_gates_on_one_wire(rng, batch):
     c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=4)),
                               Measurement("expval", Observable.pauli({"X": 0.7}, wires=(n - 1,)))])
     fast = adjoint_jacobian(c)
-    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    ref = adjoint_jacobian(c, kernels="torch", fuse=False)
     assert fast.shape[2] == (batch or 1)
     np.testing.assert_allclose(fast.numpy(), ref.numpy(), atol=1e-10)
     c64 = adjoint_jacobian(c, dtype=torch.complex64)
@@ -137,7 +137,7 @@ def test_ladders_read_through_by_the_next_layer(rng, dtype):
     ladder(1)
     c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=6)),
                               Measurement("expval", Observable.pauli({"Y": 0.3}, wires=(4,)))])
-    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    ref = adjoint_jacobian(c, kernels="torch", fuse=False)
     cache = Cache()
     for _ in range(2):  # the second call finds the spare buffers (and tables) in the cache
         got = adjoint_jacobian(c, dtype=dtype, cache=cache)
@@ -167,7 +167,7 @@ def test_first_layer_on_zero_state_from_the_bras_alone(rng, n, dtype):
     ops += [Operation("RY", (w,), (float(rng.uniform(-3, 3)),), (0,)) for w in range(n)]
     c = make_circuit(n, ops, [Measurement("expval", _obs(n, rng, terms=6)),
                               Measurement("expval", Observable.pauli({"X": 0.7}, wires=(n - 1,)))])
-    ref = adjoint_jacobian(c, fast=False, fuse=False)
+    ref = adjoint_jacobian(c, kernels="torch", fuse=False)
     assert ref.shape[2] == batch
     tol = 1e-10 if dtype == torch.complex128 else 2e-5
     for cache in (None, Cache()):

@@ -1,9 +1,11 @@
-"""numba kernels against the torch reference path, for every step type and both dtypes."""
+"""Every kernel set (the ``kernel_set`` fixture) against the torch reference path, for every step
+type and both dtypes; the numba set's planar layer passes and fused ladders."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from kernelsets import device_for
 from simhelpers import TOL, assert_close
 
 from qhybrid.sim.apply import apply, generator_overlap, layer_passes
@@ -29,15 +31,16 @@ OPS = [Operation("RX", (2,), (0.4,)), Operation("Hadamard", (0,)), Operation("CR
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPS, ids=lambda o: o.name)
-def test_fast_kernels_match_reference(op, dtype, rng):
+def test_kernel_sets_match_reference(op, dtype, kernel_set, rng):
     n = 5
+    dev = device_for(kernel_set)
     psi = _state(n, 2, rng, dtype)
-    step = step_for(op, n, dtype=dtype, device="cpu")
-    fast = apply(psi.clone(), step, n, fast=True)
-    ref = apply(psi.clone(), step, n, fast=False)
-    assert_close(fast, ref, TOL[dtype])
-    back = apply(fast.clone(), step.inverse(), n, fast=True)
-    assert_close(back, psi, TOL[dtype])
+    step = step_for(op, n, dtype=dtype, device=dev)
+    got = apply(psi.clone().to(dev), step, n, kernels=kernel_set)
+    ref = apply(psi.clone(), step_for(op, n, dtype=dtype, device="cpu"), n, kernels="torch")
+    assert_close(got.cpu(), ref, TOL[dtype])
+    back = apply(got.clone(), step.inverse(), n, kernels=kernel_set)
+    assert_close(back.cpu(), psi, TOL[dtype])
 
 
 def _layer(ops, n):
@@ -55,9 +58,9 @@ def test_layer_kernel_matches_one_by_one(n, rng):
     psi = _state(n, 1, rng, torch.complex128)
     ref = psi.clone()
     for k in steps:
-        apply(ref, k, n, fast=False)
-    assert_close(apply(psi.clone(), layer, n, fast=True), ref, 1e-10)
-    assert_close(apply(psi.clone(), layer, n, fast=False), ref, 1e-10)
+        apply(ref, k, n, kernels="torch")
+    assert_close(apply(psi.clone(), layer, n, kernels="numba"), ref, 1e-10)
+    assert_close(apply(psi.clone(), layer, n, kernels="torch"), ref, 1e-10)
 
 
 @pytest.mark.parametrize("n", [2, 5, 7, 9, 13, 16, 21, 26])
@@ -84,7 +87,7 @@ def test_layer_passes_cover_each_amplitude_once_with_pairs_apart(n, rng):
 def test_layer_passes_split_into_several_row_passes(rng, monkeypatch):
     """With few row bits per chunk (as at 24+ wires) the high wires take several passes: layers
     (repeated wires, broadcast) and the adjoint sweep through ladders still match the reference."""
-    import qhybrid.sim.apply as apply_mod
+    import qhybrid.sim.kernels.planar_layout as apply_mod
     from qhybrid.sim import Measurement, Observable, adjoint_jacobian
     from qhybrid.sim.cache import Cache
     from simhelpers import make_circuit
@@ -100,35 +103,39 @@ def test_layer_passes_split_into_several_row_passes(rng, monkeypatch):
         ops += [Operation("CNOT", (w, (w + 5) % n)) for w in range(n)]
         c = make_circuit(n, ops, [Measurement("expval", Observable.pauli({((0, "X"), (7, "Y"), (11, "Z")): 0.5,
                                                                           ((4, "X"),): -0.3}))])
-        ref = adjoint_jacobian(c, fast=False, fuse=False)
+        ref = adjoint_jacobian(c, kernels="torch", fuse=False)
         got = adjoint_jacobian(c, cache=Cache())
         np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-10)
         ry_rx = ops[0:2 * n:2] + [o for o in ops if o.name == "RX"]  # RY on every wire, then RX on every other one
         _, layer = _layer(ry_rx, n)
         psi = _state(n, 2, rng, torch.complex128)
-        assert_close(apply(psi.clone(), layer, n, fast=True), apply(psi.clone(), layer, n, fast=False), 1e-10)
+        assert_close(apply(psi.clone(), layer, n, kernels="numba"), apply(psi.clone(), layer, n, kernels="torch"), 1e-10)
     finally:
         apply_mod._passes.cache_clear()
 
 
 @pytest.mark.parametrize("name,wires", [("RX", (1,)), ("IsingZZ", (0, 2)), ("CRX", (2, 0)), ("MultiRZ", (0, 1, 2))])
-def test_generator_overlap_fast_vs_reference(name, wires, rng):
+def test_generator_overlap_vs_reference(name, wires, kernel_set, rng):
     n = 4
     bra, ket = _state(n, 2, rng, torch.complex128), _state(n, 2, rng, torch.complex128)
     g = gate_generator(name, len(wires))
-    a = generator_overlap(bra, ket, g, wires, n, fast=True)
-    b = generator_overlap(bra, ket, g, wires, n, fast=False)
+    dev = device_for(kernel_set)
+    a = generator_overlap(bra.to(dev), ket.to(dev), g, wires, n, kernels=kernel_set)
+    b = generator_overlap(bra, ket, g, wires, n, kernels="torch")
     assert_close(a, b, 1e-12)
 
 
-def test_lookup_step_fast_vs_reference(rng):
+def test_lookup_step_vs_reference(kernel_set, rng):
     n = 6
     table = torch.exp(1j * torch.linspace(0, 1, 5, dtype=torch.float64)).reshape(1, -1)
     index = torch.tensor(rng.integers(0, 5, size=2**n), dtype=torch.int32)
     step = PhaseLookup(tuple(range(n)), table, index)
     psi = _state(n, 1, rng, torch.complex128)
-    assert_close(apply(psi.clone(), step, n, fast=True), apply(psi.clone(), step, n, fast=False), 1e-12)
-    assert_close(apply(apply(psi.clone(), step, n), step.inverse(), n), psi, 1e-12)
+    dev = device_for(kernel_set)
+    on = PhaseLookup(step.wires, table.to(dev), index.to(dev))
+    got = apply(psi.clone().to(dev), on, n, kernels=kernel_set)
+    assert_close(got.cpu(), apply(psi.clone(), step, n, kernels="torch"), 1e-12)
+    assert_close(apply(got, on.inverse(), n, kernels=kernel_set).cpu(), psi, 1e-12)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -150,12 +157,12 @@ def test_row_passes_copy_side_by_side_rows_as_one_run(dtype, rng):
     psi = _state(n, 1, rng, dtype)
     ref = psi.clone()
     for o in ring + ops + ring[::-1]:
-        apply(ref, step_for(o, n, dtype=dtype, device="cpu"), n, fast=False)
+        apply(ref, step_for(o, n, dtype=dtype, device="cpu"), n, kernels="torch")
     src, dst = psi.clone(), torch.empty_like(psi)
     got = apply_layer(dst, layer, n, perm=before, src=src, after=after)
     assert_close(got, ref, TOL[dtype])
     alone = apply_layer(psi.clone(), layer, n, spare=torch.empty_like(psi))
     ref_alone = psi.clone()
     for o in ops:
-        apply(ref_alone, step_for(o, n, dtype=dtype, device="cpu"), n, fast=False)
+        apply(ref_alone, step_for(o, n, dtype=dtype, device="cpu"), n, kernels="torch")
     assert_close(alone, ref_alone, TOL[dtype])

@@ -1,7 +1,7 @@
 """The engine's pure API (``qhybrid.sim``) against the reference oracle, without the plugin.
 
-Every combination of the engine's paths - fused or not, numba kernels or the
-torch reference kernels - on random circuits with long diagonal runs and
+Every combination of the engine's paths - fused or not, on every registered kernel set
+(the shared ``kernel_set`` fixture, ``tests/kernelsets.py``) - on random circuits with long diagonal runs and
 single-wire runs, in both dtypes; adjoint Jacobians against central finite
 differences of the reference.
 """
@@ -14,10 +14,10 @@ import torch
 
 from qhybrid.sim import Circuit, Measurement, Observable, Operation, adjoint_jacobian, simulate
 from qhybrid.sim import reference
+from kernelsets import device_for
 from random_circuits import build, random_circuit, random_hermitian
 
-PATHS = [pytest.param(fast, fuse, id=f"{'fast' if fast else 'torch'}-{'fused' if fuse else 'unfused'}")
-         for fast in (True, False) for fuse in (True, False)]
+FUSE = [pytest.param(True, id="fused"), pytest.param(False, id="unfused")]
 DTYPES = [pytest.param(torch.complex128, 1e-10, id="c128"), pytest.param(torch.complex64, 1e-5, id="c64")]
 
 
@@ -60,9 +60,9 @@ def _pl_pauli_sum(words):
 
 
 @pytest.mark.parametrize("dtype, atol", DTYPES)
-@pytest.mark.parametrize("fast, fuse", PATHS)
+@pytest.mark.parametrize("fuse", FUSE)
 @pytest.mark.parametrize("seed", range(4))
-def test_state_and_measurements(seed, fast, fuse, dtype, atol):
+def test_state_and_measurements(seed, kernel_set, fuse, dtype, atol):
     rng = np.random.default_rng(3000 + seed)
     n = 3 + seed
     spec, params = random_circuit(rng, n_wires=n, depth=70)
@@ -72,7 +72,8 @@ def test_state_and_measurements(seed, fast, fuse, dtype, atol):
                      dense=Observable.hermitian(herm, wires=(n - 1, 0)).dense)
     ms = (Measurement("state"), Measurement("probs", wires=(n - 1, 1)),
           Measurement("expval", obs=obs), Measurement("var", obs=obs))
-    got = simulate(Circuit(n, tuple(to_engine(spec, params)), ms), dtype=dtype, fast=fast, fuse=fuse)
+    got = simulate(Circuit(n, tuple(to_engine(spec, params)), ms), dtype=dtype, kernels=kernel_set, fuse=fuse,
+                   device=device_for(kernel_set))
 
     pl_obs = _pl_pauli_sum(words) + qml.Hermitian(herm, wires=[n - 1, 0])
     tape = qml.tape.QuantumScript(build(spec, params), [qml.state(), qml.probs(wires=[n - 1, 1]),
@@ -85,20 +86,20 @@ def test_state_and_measurements(seed, fast, fuse, dtype, atol):
                                    rtol=atol, err_msg=m.kind)
 
 
-@pytest.mark.parametrize("fast, fuse", PATHS)
-def test_broadcast_state(fast, fuse):
+@pytest.mark.parametrize("fuse", FUSE)
+def test_broadcast_state(kernel_set, fuse):
     rng = np.random.default_rng(3100)
     n = 4
     spec, params = random_circuit(rng, n_wires=n, depth=40, batch=3)
     got = simulate(Circuit(n, tuple(to_engine(spec, params)), (Measurement("state"),)),
-                   fast=fast, fuse=fuse)[0].numpy()
+                   kernels=kernel_set, fuse=fuse, device=device_for(kernel_set))[0].cpu().numpy()
     want = reference.final_state(qml.tape.QuantumScript(build(spec, params)), wire_order=range(n))
     np.testing.assert_allclose(got, want, atol=1e-10)
 
 
-@pytest.mark.parametrize("fast, fuse", PATHS)
+@pytest.mark.parametrize("fuse", FUSE)
 @pytest.mark.parametrize("seed", range(2))
-def test_adjoint_jacobian_vs_finite_differences(seed, fast, fuse):
+def test_adjoint_jacobian_vs_finite_differences(seed, kernel_set, fuse):
     """Only single-parameter gates (Rot/CRot have no generator and are not trainable here)."""
     rng = np.random.default_rng(3200 + seed)
     n = 4
@@ -106,7 +107,7 @@ def test_adjoint_jacobian_vs_finite_differences(seed, fast, fuse):
     words = _pauli_sum(rng, n)
     ops = to_engine(spec, params)
     circuit = Circuit(n, tuple(ops), (Measurement("expval", obs=Observable.pauli(words)),))
-    jac = adjoint_jacobian(circuit, fast=fast, fuse=fuse).numpy()[0, :, 0]
+    jac = adjoint_jacobian(circuit, kernels=kernel_set, fuse=fuse, device=device_for(kernel_set)).cpu().numpy()[0, :, 0]
 
     # trainable columns are the 1-parameter gates, in order; differentiate the reference
     h = _pl_pauli_sum(words)

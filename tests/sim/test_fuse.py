@@ -17,8 +17,8 @@ def test_fused_equals_unfused(seed, dtype):
     n = int(rng.integers(2, 8))
     c = make_circuit(n, random_ops(n, 40, rng))
     ref = reference_state(c)
-    for fast in (True, False):
-        got = final_state(c, dtype=dtype, fast=fast, fuse=True)
+    for kernels in ("numba", "torch"):
+        got = final_state(c, dtype=dtype, kernels=kernels, fuse=True)
         assert_close(got.to(torch.complex128), ref, TOL[dtype] * 10)
 
 
@@ -73,12 +73,12 @@ def test_cnot_swap_ladders_become_one_permutation(rng, n):
     state = final_state(c, cache=Cache())
     single = final_state(c, fuse=False)
     assert_close(state, single, 1e-12)
-    for fast, cache in ((True, Cache()), (True, None), (False, None)):
+    for kernels, cache in (("numba", Cache()), ("numba", None), ("torch", None)):
         back = state.clone()
-        apply(back, kops[0].inverse(), n, fast=fast, cache=cache)
+        apply(back, kops[0].inverse(), n, kernels=kernels, cache=cache)
         unwound = state.clone()
         for op in reversed(perm):
-            apply(unwound, step_for(op, n, dtype=torch.complex128, device="cpu"), n, fast=False)
+            apply(unwound, step_for(op, n, dtype=torch.complex128, device="cpu"), n, kernels="torch")
         assert_close(back, unwound, 1e-12)
 
 
@@ -106,7 +106,7 @@ def test_plan_is_built_once_and_bound_to_new_parameters(rng):
         c = make_circuit(n, ops_for(rng.uniform(-3, 3, (n, 4))), meas)
         assert structure_key(c.operations) == plan.key
         assert_close(final_state(c, plan=plan), reference_state(c), 1e-10)
-        ref = adjoint_jacobian(c, fast=False, fuse=False)
+        ref = adjoint_jacobian(c, kernels="torch", fuse=False)
         np.testing.assert_allclose(adjoint_jacobian(c, plan=plan, cache=Cache()).numpy(), ref.numpy(), atol=1e-10)
     other = ops_for(rng.uniform(-3, 3, (n, 4)))
     other[0] = Operation("RX", (0,), (rng.uniform(-3, 3, size=2),), (0,))  # broadcast: another structure
@@ -126,8 +126,8 @@ def test_steps_invert():
     assert {type(s) for s in steps} == set(STEP_TYPES)
     psi = torch.randn(1, 2**n, dtype=torch.complex128)
     for step in steps:
-        for fast in (True, False):
-            assert_close(apply(apply(psi.clone(), step, n, fast=fast), step.inverse(), n, fast=fast), psi, 1e-10)
+        for kernels in ("numba", "torch"):
+            assert_close(apply(apply(psi.clone(), step, n, kernels=kernels), step.inverse(), n, kernels=kernels), psi, 1e-10)
 
 
 @pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
@@ -152,10 +152,10 @@ def test_zrotation_runs_merge_per_wire_set(dtype):
     c = make_circuit(4, ops, [Measurement("expval", Observable.pauli({"ZXYZ": 1.0})),
                               Measurement("expval", Observable.pauli({"ZZ": 0.5}, wires=(1, 3)))])
     assert_close(final_state(c, dtype=dtype, plan=plan), reference_state(c), TOL[dtype] * 10)
-    want = adjoint_jacobian(c, fast=False, fuse=False)
+    want = adjoint_jacobian(c, kernels="torch", fuse=False)
     assert want.shape[1] == 9
-    for fast in (True, False):
-        assert_close(adjoint_jacobian(c, dtype=dtype, fast=fast), want, TOL[dtype] * 10)
+    for kernels in ("numba", "torch"):
+        assert_close(adjoint_jacobian(c, dtype=dtype, kernels=kernels), want, TOL[dtype] * 10)
     assert build_plan(ops[:4] + [ops[5], ops[4], ops[8]] + ops[10:], 4).layout is None  # nothing to merge
 
 

@@ -6,7 +6,7 @@ import pennylane as qml
 import pytest
 import torch
 
-from qhybrid.sim.kernels import apply_diagonal, apply_matrix
+from qhybrid.sim.kernels.torch_ops import apply_diagonal, apply_matrix
 
 
 def _rand_state(n, b, rng):

@@ -32,15 +32,14 @@ def _dense(obs, n):
     return qml.matrix(qml.sum(*ops), wire_order=range(n))
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_pauli_sum_matches_dense_matrix(fast, rng):
+def test_pauli_sum_matches_dense_matrix(kernel_set, rng):
     n = 5
     obs = _random_obs(n, 30, rng)
     psi = _state(n, 2, rng)
     h = _dense(obs, n)
     want = np.einsum("bi,ij,bj->b", psi.numpy().conj(), h, psi.numpy()).real
-    np.testing.assert_allclose(expval(psi, obs, n, fast=fast).numpy(), want, atol=1e-10)
-    np.testing.assert_allclose(apply_observable(psi, obs, n, fast=fast).numpy(), psi.numpy() @ h.T, atol=1e-10)
+    np.testing.assert_allclose(expval(psi, obs, n, kernels=kernel_set).numpy(), want, atol=1e-10)
+    np.testing.assert_allclose(apply_observable(psi, obs, n, kernels=kernel_set).numpy(), psi.numpy() @ h.T, atol=1e-10)
 
 
 def test_z_terms_come_from_one_cached_diagonal(rng):
@@ -52,7 +51,7 @@ def test_z_terms_come_from_one_cached_diagonal(rng):
     assert len(cache) == 1
     b = expval(psi, obs, n, cache=cache)
     np.testing.assert_allclose(a.numpy(), b.numpy())
-    np.testing.assert_allclose(a.numpy(), expval(psi, obs, n, fast=False).numpy(), atol=1e-10)
+    np.testing.assert_allclose(a.numpy(), expval(psi, obs, n, kernels="torch").numpy(), atol=1e-10)
 
 
 def test_dense_term(rng):
@@ -90,8 +89,8 @@ def test_many_words_grouped_by_low_x_bits(rng, dtype):
     paulis += paulis[:20]  # the same words twice
     obs = Observable(tuple(paulis))
     psi = _state(n, 2, rng, dtype)
-    ref = apply_observable(psi.to(torch.complex128), obs, n, fast=False)
-    got = apply_observable(psi, obs, n, fast=True)
+    ref = apply_observable(psi.to(torch.complex128), obs, n, kernels="torch")
+    got = apply_observable(psi, obs, n, kernels="numba")
     np.testing.assert_allclose(got.to(torch.complex128).numpy(), ref.numpy(),
                                atol=1e-10 if dtype == torch.complex128 else 1e-4)
 
@@ -122,7 +121,7 @@ def test_lone_words_by_run_length(rng, dtype):
     psi = _state(n, 2, rng, dtype)
     for extra in ((), (PauliTerm(0.3, ((7, "X"), (1, "Z"))), PauliTerm(-0.9, ((7, "Y"), (0, "Y"))))):
         obs = Observable(tuple(PauliTerm(complex(c), w) for c, w in zip(coeffs, words)) + extra)
-        ref = apply_observable(psi.to(torch.complex128), obs, n, fast=False)
-        got = apply_observable(psi, obs, n, fast=True)
+        ref = apply_observable(psi.to(torch.complex128), obs, n, kernels="torch")
+        got = apply_observable(psi, obs, n, kernels="numba")
         np.testing.assert_allclose(got.to(torch.complex128).numpy(), ref.numpy(),
                                    atol=1e-10 if dtype == torch.complex128 else 1e-5)

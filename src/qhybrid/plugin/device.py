@@ -14,7 +14,9 @@ Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
 (``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (int,
 ``numpy.random.Generator`` or ``torch.Generator``; drives sampling),
 ``threads`` (torch and numba threads while executing, restored after),
-``fuse`` and ``fast`` (engine switches, on by default). Derivatives:
+``fuse`` and ``fast`` (engine switches, on by default; ``fast=False`` runs the torch
+reference kernels instead of the device's kernel set, which ``devices.resolve`` chooses:
+numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``). Derivatives:
 ``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
 broadcast batches included), also as vector-Jacobian products
 (``device_vjp=True``).
@@ -101,6 +103,15 @@ def _check_mcmc(mcmc, kernel_name, num_burnin, shots) -> None:
         raise DeviceError(f"num_burnin={num_burnin} must be less than the number of shots ({fewest})")
 
 
+def _kernel_set(name: str, fast: bool):
+    """The device's kernel set, chosen once: ``devices.resolve``'s for ``local:qhybrid/<name>``,
+    or the torch reference with ``fast=False``."""
+    from ..devices import resolve
+    from ..sim.kernels import get_kernel_set
+
+    return resolve(f"local:qhybrid/{name}").kernel_set() if fast else get_kernel_set("torch")
+
+
 @simulator_tracking
 @single_tape_support
 class QhybridCPU(Device):
@@ -122,7 +133,8 @@ class QhybridCPU(Device):
             raise DeviceError(f"threads={threads!r} must be a positive integer")
         self.threads = threads
         self._rng = _numpy_rng(seed)
-        self._fuse, self._fast = fuse, fast
+        self._fuse = fuse
+        self.kernels = _kernel_set(self.name, fast)
         self._cache = Cache()
         self._plans = PlanCache()  # tape structure -> conversion plan (parameters change, structure does not)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
@@ -199,7 +211,7 @@ class QhybridCPU(Device):
         wire_order = self._wire_order(tape)
         _, circ, batched, engine_plan = self._circuit(tape)
         n = circ.n_wires
-        state = final_state(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=self._fuse,
+        state = final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
                             cache=self._cache, plan=engine_plan)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
             self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
@@ -208,7 +220,7 @@ class QhybridCPU(Device):
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
-                r = measure(state, m, n, cache=self._cache, fast=self._fast).cpu().numpy()
+                r = measure(state, m, n, cache=self._cache, kernels=self.kernels).cpu().numpy()
             else:
                 diag = mp.diagonalizing_gates() if mp.obs is not None else []
                 st = self._rotated(state, diag, wire_order).cpu().numpy()
@@ -225,7 +237,7 @@ class QhybridCPU(Device):
         wire_map = {w: i for i, w in enumerate(wire_order)}
         n = state.shape[1].bit_length() - 1
         rot = Circuit(n, tuple(convert_op(g, wire_map) for g in gates), (), state)
-        return final_state(rot, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=False)
+        return final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
 
     def _sampled(self, tape, state, wire_order):
         n = state.shape[1].bit_length() - 1
@@ -255,7 +267,7 @@ class QhybridCPU(Device):
     def _jac(self, tape, values=False, saved=None):
         plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
-        vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast,
+        vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels,
                                      cache=self._cache, fuse=self._fuse, return_values=True, state=state,
                                      plan=engine_plan)
         jac = plan.tape_jacobian(jac.numpy())
@@ -287,7 +299,7 @@ class QhybridCPU(Device):
         if not obs_tr:
             return None
         wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
-        state = final_state(circ, dtype=self.dtype, device=self._torch_device, fast=self._fast, fuse=self._fuse,
+        state = final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
                             cache=self._cache)
         B = state.shape[0]
         owner, start = [], 0
@@ -306,7 +318,7 @@ class QhybridCPU(Device):
                 term = obs.base
             if term is not None:
                 o = convert_observable(term, wire_map)
-                out[m, col] = expval(state, o, circ.n_wires, cache=self._cache, fast=self._fast).numpy()
+                out[m, col] = expval(state, o, circ.n_wires, cache=self._cache, kernels=self.kernels).numpy()
         return out
 
     def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
@@ -339,7 +351,8 @@ def _vjp(tape, dy, jac):
 
 
 class QhybridGPU(QhybridCPU):
-    """The same engine on a CUDA device (torch kernels). Raises DeviceError without CUDA."""
+    """The same engine on a CUDA device (Triton kernels where they run, else the torch reference).
+    Raises DeviceError without CUDA."""
 
     name = "qhybrid.gpu"
     _torch_device = "cuda"

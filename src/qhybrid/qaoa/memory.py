@@ -23,17 +23,17 @@ def state_bytes(n: int, dtype) -> int:
     return (2**n) * _sim_memory.itemsize(dtype)
 
 
-def required_bytes(n: int, *, dtype="complex128", backend: str = "numba", batch: int = 1,
+def required_bytes(n: int, *, dtype="complex128", kernels: str = "numba", batch: int = 1,
                    index_itemsize: int = 1) -> int:
     """Peak bytes for one energy+gradient call (estimate, including the cost diagonal).
 
-    The fused numba path keeps two states (psi, lambda) plus the small-int cost index;
+    ``kernels``: the kernel set's name. The fused numba path keeps two states (psi, lambda) plus the small-int cost index;
     the torch reference keeps about eight states' worth of temporaries per parameter set
     and a dense float64 diagonal.
     """
     s = state_bytes(n, dtype)
     size = 2**n
-    if backend == "numba":
+    if kernels == "numba":
         return 2 * s + size * (index_itemsize + 2 + 4)  # + int16 copy, int32 accumulator while building
     return batch * 8 * s + size * (8 + 1 + index_itemsize + 4)
 

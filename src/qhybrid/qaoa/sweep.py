@@ -286,3 +286,70 @@ class FusedSweep:
                 pcs[layer] if layer else first, amp, b.block_sums)
             g[0, layer] = 2.0 * fold * b.block_sums.sum()
         return e, g
+
+
+def _top(probs: np.ndarray, k: int) -> list[tuple[float, int]]:
+    """The ``k`` largest ``(probability, index)`` pairs, largest first."""
+    k = min(k, probs.size)
+    idx = np.argpartition(-probs, k - 1)[:k]
+    idx = idx[np.argsort(-probs[idx], kind="stable")]
+    return [(float(probs[i]), int(i)) for i in idx]
+
+
+class NumbaQAOA:
+    """The numba set's QAOA engine (``KernelSet.qaoa_engine``): the :class:`FusedSweep`, planned
+    on first use; numpy in, numpy out.
+
+    Attributes (tuning, read at each call): ``STORE_BUDGET`` bytes of state buffers the
+    stored-state sweep may hold when no ``memory_limit`` was given (None: ``memory.STORE_BUDGET``);
+    ``SERIAL_BITS``: states of at most ``2**SERIAL_BITS`` amplitudes run on one thread.
+    """
+
+    STORE_BUDGET: int | None = None
+    SERIAL_BITS = memory.SERIAL_BITS
+
+    def __init__(self, diagonal: CostDiagonal, *, dtype: str, symmetric: bool, memory_limit: int | None = None,
+                 block_bits: int | None = None, tile_width: int | None = None):
+        self.diagonal, self.dtype, self.symmetric = diagonal, dtype, symmetric
+        self.n = diagonal.n
+        self._limit, self._layout = memory_limit, dict(block_bits=block_bits, tile_width=tile_width)
+        self._sweep = None
+
+    def fused(self) -> FusedSweep:
+        """The planned sweep (layout and buffers), made on first use."""
+        if self._sweep is None:
+            self._sweep = FusedSweep(self.diagonal, symmetric=self.symmetric, dtype=self.dtype, **self._layout)
+        return self._sweep
+
+    def threads(self) -> int:
+        """Threads a sweep's kernels run on (one up to ``2**SERIAL_BITS`` amplitudes)."""
+        return self.fused().threads(self.SERIAL_BITS)
+
+    def _run(self, a: np.ndarray, *, grad: bool):
+        sweep = self.fused()
+        budget = memory.STORE_BUDGET if self.STORE_BUDGET is None else self.STORE_BUDGET
+        limit = self._limit if self._limit is not None else budget
+        return sweep.run(a, grad=grad, threads=sweep.threads(self.SERIAL_BITS), store_limit=limit)
+
+    def energy(self, arr: np.ndarray) -> np.ndarray:
+        return np.array([self._run(a, grad=False)[0] for a in arr])
+
+    def energy_and_grad(self, arr: np.ndarray) -> list:
+        return [self._run(a, grad=True) for a in arr]
+
+    def state(self, arr: np.ndarray) -> np.ndarray:
+        self._run(arr[0], grad=False)
+        return self._sweep.final_state()
+
+    def top(self, arr: np.ndarray, k: int) -> list[tuple[float, int]]:
+        """The ``k`` most likely indices; with the flip symmetry the half is ranked, then each index
+        expanded to its flipped pair (``psi(0 y) = psi(1 not y)``)."""
+        self._run(arr[0], grad=False)
+        if self._sweep.buffers.fold != 2.0:
+            psi = self._sweep.final_state()
+            return _top(psi.real.astype(np.float64) ** 2 + psi.imag.astype(np.float64) ** 2, k)
+        half = self._sweep.buffers.psi
+        pairs = []
+        for p, y in _top(half.real.astype(np.float64) ** 2 + half.imag.astype(np.float64) ** 2, (k + 1) // 2):
+            pairs += [(p, y), (p, 2**self.n - 1 - y)]
+        return pairs[:k]

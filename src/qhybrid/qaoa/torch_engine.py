@@ -194,3 +194,59 @@ def _energy_and_grad_stored(pr: Prepared, params: torch.Tensor):
         if layer:
             lam = lam * ph.conj()
     return e, grad
+
+
+class TorchQAOA:
+    """The torch set's QAOA engine (``KernelSet.qaoa_engine``), on CPU or CUDA: numpy parameters
+    in, numpy results out (only the ``k`` winners of :meth:`top` leave the device).
+
+    ``STORE_TORCH``: use the stored-state sweep when its ~(2p + 6) states fit (else un-apply).
+    """
+
+    STORE_TORCH = True
+
+    def __init__(self, diagonal: CostDiagonal, *, dtype: str, device, memory_limit: int | None = None):
+        self.diagonal, self.device, self._limit = diagonal, device, memory_limit
+        self.dtype = dtype
+        self.torch_dtype = getattr(torch, dtype)
+        self._prep = None
+
+    def prepared(self) -> Prepared:
+        if self._prep is None:
+            self._prep = prepare(self.diagonal, self.torch_dtype)
+        return self._prep
+
+    def stored(self, p: int) -> bool:
+        """Whether the stored-state sweep's ~(2p + 6) states fit the limit."""
+        from qhybrid.qaoa import memory
+
+        pr = self.prepared()
+        need = (2 * p + 6) * memory.state_bytes(pr.m, self.dtype)
+        limit = self._limit if self._limit is not None else memory.available_bytes(self.device) // 2
+        return self.STORE_TORCH and need <= limit
+
+    def _tensor(self, arr):
+        return torch.as_tensor(arr, device=self.device)
+
+    def energy(self, arr):
+        e = energy(self.diagonal, self._tensor(arr), dtype=self.torch_dtype, prepared=self.prepared())
+        return e.cpu().numpy()
+
+    def energy_and_grad(self, arr) -> list:
+        out = []
+        for a in arr:  # one parameter set at a time keeps the reference's temporaries bounded
+            e, g = energy_and_grad(self.diagonal, self._tensor(a[None]), dtype=self.torch_dtype,
+                                   prepared=self.prepared(), stored=self.stored(a.shape[1]))
+            out.append((float(e[0]), g[0].cpu().numpy()))
+        return out
+
+    def _state(self, arr):
+        return forward(self.diagonal, self._tensor(arr[:1]), dtype=self.torch_dtype, prepared=self.prepared())[0]
+
+    def state(self, arr):
+        return self._state(arr).cpu().numpy()
+
+    def top(self, arr, k: int) -> list:
+        probs = self._state(arr).abs().square().to(torch.float64)
+        top = torch.topk(probs, min(k, probs.numel()))
+        return list(zip(top.values.tolist(), top.indices.tolist()))

@@ -7,9 +7,9 @@ The circuit seen by this module (the derivation is in ``adjoint.md``):
     f       = <psi_G| O (x) 1 |psi_G>                  O: 2x2 Hermitian on wire 0
 
 States are ``(B, 2**n)`` tensors, wire 0 the most significant bit. The kernels are the
-engine's: :mod:`qhybrid.sim.batched` (numba, CPU: planar states, serial kernels on the
-engine's threads, :mod:`qhybrid.sim.pool`) or :mod:`qhybrid.sim.batchedtorch` (torch, any
-device), state buffers are kept in a :class:`qhybrid.sim.cache.Cache` owned by the layer,
+kernel set's (``KernelSet.qml_forward`` / ``qml_sweep`` / ``qml_factor_gradients``: the numba
+set's :mod:`qhybrid.sim.batched` on planar states, serial kernels on the engine's threads, or
+the torch reference's :mod:`qhybrid.sim.batchedtorch`, any device), state buffers are kept in a :class:`qhybrid.sim.cache.Cache` owned by the layer,
 and :func:`qhybrid.sim.memory.check_memory` is asked before a call allocates.
 
 :class:`CircuitExpval` is a ``torch.autograd.Function`` whose inputs are the
@@ -29,7 +29,7 @@ import torch
 
 from qhybrid.sim import batchedtorch
 from qhybrid.sim.cache import keep_buffers, take_buffers
-from qhybrid.sim.jit import HAVE_NUMBA, notice
+from qhybrid.sim.kernels import KernelSet, as_kernel_set
 from qhybrid.sim.memory import available_bytes, check_memory
 
 
@@ -56,13 +56,10 @@ class Plan:
         return self._layout[0]
 
 
-def choose_kernel(kernel: str, device: torch.device) -> str:
-    """``"auto"`` -> ``"numba"`` on CPU when numba is installed, else ``"torch"``."""
-    if kernel == "auto":
-        if device.type == "cpu" and not HAVE_NUMBA:
-            notice()  # one line on stderr: the torch kernels stand in
-        return "numba" if device.type == "cpu" and HAVE_NUMBA else "torch"
-    return kernel
+def choose_kernels(kernels, device: torch.device) -> KernelSet:
+    """The kernel set for tensors on ``device``: a KernelSet or a name as is, ``"auto"`` / None
+    the default (numba on CPU when installed, a one-line notice when not; else torch)."""
+    return as_kernel_set(None if kernels == "auto" else kernels, device.type)
 
 
 def _take(cache, role: str, like: torch.Tensor, numel: int) -> torch.Tensor:
@@ -74,71 +71,56 @@ def _keep(cache, role: str, buf) -> None:
         keep_buffers(cache, f"qml.{role}", (buf,))
 
 
-def _check_memory(cache, batch: int, n: int, like: torch.Tensor, kernel: str) -> None:
+def _check_memory(cache, batch: int, n: int, like: torch.Tensor, kernels: KernelSet) -> None:
     """MemoryLimitError when the call's state buffers would not fit; the buffers ``cache`` already
     holds count as free (they are reused, not allocated again)."""
     free = available_bytes(like.device)
     held = cache.nbytes if cache is not None else 0
-    check_memory(n, batch=batch, dtype=like.dtype, n_states=4 if kernel == "numba" else 3, device=like.device,
+    check_memory(n, batch=batch, dtype=like.dtype, n_states=kernels.qml_states, device=like.device,
                  available=None if free is None else free + held)
 
 
-def simulate(factors, mats, plan: Plan, psi, scratch, kernel: str = "torch") -> torch.Tensor:
+def simulate(factors, mats, plan: Plan, psi, scratch, kernels=None) -> torch.Tensor:
     """Run the circuit into the flat buffer ``psi``; return it as ``(B, 2**n)``.
 
-    ``kernel``: ``"torch"`` (any device) or ``"numba"`` (CPU); ``scratch`` as large as ``psi``.
+    ``kernels``: the kernel set (None: the default for the device); ``scratch`` as large as ``psi``.
     """
+    ks = choose_kernels(kernels, factors.device)
     state = batchedtorch.product_state(factors, psi, scratch)
-    if kernel == "numba":
-        from qhybrid.sim import batched
-
-        arr = state.numpy()
-        planes = batched.to_planes(arr, scratch.numpy())
-        batched.run(planes, mats.detach().numpy(), plan.layout())
-        batched.from_planes(planes, arr)
-        return state
-    batchedtorch.run(state, mats, plan.gates, plan.n_wires, scratch)
+    ks.qml_forward(state, mats, plan, scratch)
     return state
 
 
-def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernel: str = "torch",
-               spare=None) -> torch.Tensor:
+def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernels=None, spare=None) -> torch.Tensor:
     """The adjoint sweep: uncompute every gate on ``state`` and ``lam_state`` (in place).
 
-    ``scratch``: a buffer as large as a state; ``spare``: another (numba only; for
-    the planar copy of ``state``, whose complex form is not updated).
+    ``scratch``: a buffer as large as a state; ``spare``: another (for a set that keeps a
+    planar copy of ``state``, whose complex form is then not updated).
 
     Returns:
         ``(G, 2, 2)``: ``2 sum_b lam_k conj(psi_{k-1})`` reduced on each gate's wire.
     """
-    if kernel == "numba":
-        from qhybrid.sim import batched
-
-        larr = lam_state.numpy()
-        planes = batched.to_planes(state.numpy(), (spare if spare is not None else torch.empty_like(state)).numpy())
-        lam_planes = batched.to_planes(larr, scratch.numpy())
-        grads = batched.sweep(planes, lam_planes, mats.detach().numpy(), plan.layout())
-        batched.from_planes(lam_planes, larr)
-        return torch.from_numpy(2 * grads).to(mats.dtype)
-    return 2 * batchedtorch.sweep(state, lam_state, mats, plan.gates, plan.n_wires, scratch)
+    ks = choose_kernels(kernels, state.device)
+    return ks.qml_sweep(state, lam_state, mats, plan, scratch, spare)
 
 
 class CircuitExpval(torch.autograd.Function):
     """``f[b] = <psi_b| O |psi_b>`` with adjoint gradients for factors, mats and obs.
 
-    ``apply(factors, mats, obs, plan, cache, kernel)``: ``cache`` (a
-    :class:`qhybrid.sim.cache.Cache`, or None) keeps the state buffers between calls.
+    ``apply(factors, mats, obs, plan, cache, kernels)``: ``cache`` (a
+    :class:`qhybrid.sim.cache.Cache`, or None) keeps the state buffers between calls;
+    ``kernels`` the kernel set (a KernelSet, a name, or None / ``"auto"`` for the default).
     """
 
     @staticmethod
-    def forward(ctx, factors, mats, obs, plan, cache, kernel="torch"):
+    def forward(ctx, factors, mats, obs, plan, cache, kernels=None):
         b, n, _ = factors.shape
         numel = b << n
-        kernel = choose_kernel(kernel, factors.device)
-        _check_memory(cache, b, n, factors, kernel)
+        kernels = choose_kernels(kernels, factors.device)
+        _check_memory(cache, b, n, factors, kernels)
         psi = _take(cache, "psi", factors, numel)
         scratch = _take(cache, "scratch", factors, numel)
-        state = simulate(factors, mats, plan, psi, scratch, kernel)
+        state = simulate(factors, mats, plan, psi, scratch, kernels)
         _keep(cache, "scratch", scratch)
         head = state.view(b, 2, 1 << (n - 1))
         rho = torch.bmm(head.conj(), head.transpose(1, 2))  # rho[b, a, c] = sum conj(psi_a) psi_c
@@ -148,7 +130,7 @@ class CircuitExpval(torch.autograd.Function):
             ctx.psi = psi
             ctx.plan = plan
             ctx.cache = cache
-            ctx.kernel = kernel
+            ctx.kernels = kernels
         else:
             _keep(cache, "psi", psi)
         return out
@@ -162,23 +144,17 @@ class CircuitExpval(torch.autograd.Function):
         numel = b << n
         lam = _take(cache, "lam", factors, numel)
         scratch = _take(cache, "scratch", factors, numel)
-        spare = _take(cache, "spare", factors, numel) if ctx.kernel == "numba" else None
+        spare = _take(cache, "spare", factors, numel) if ctx.kernels.qml_states > 3 else None
         g = grad_out.to(factors.dtype)
         grad_obs = (g[:, None, None] * rho.conj()).sum(0)
         state = psi.view(b, 1 << n)
         lam_state = lam.view(b, 1 << n)
         half = 1 << (n - 1)
         torch.matmul(g[:, None, None] * obs, state.view(b, 2, half), out=lam_state.view(b, 2, half))
-        grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernel, spare)
+        grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernels, spare)
         grad_factors = None
         if ctx.needs_input_grad[0]:
-            if ctx.kernel == "numba":
-                from qhybrid.sim import batched
-
-                grad_factors = torch.from_numpy(batched.factor_gradients(lam_state.numpy(),
-                                                                         factors.detach().numpy()))
-            else:
-                grad_factors = batchedtorch.factor_gradients(lam_state, factors)
+            grad_factors = ctx.kernels.qml_factor_gradients(lam_state, factors)
         for role, buf in (("psi", psi), ("lam", lam), ("scratch", scratch), ("spare", spare)):
             _keep(cache, role, buf)
         return grad_factors, grad_mats, grad_obs, None, None, None

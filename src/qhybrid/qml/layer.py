@@ -16,9 +16,7 @@ from qhybrid.errors import OperationError
 from qhybrid.qml import circuit
 from qhybrid.qml.adjoint import CircuitExpval, Plan
 from qhybrid.sim.cache import Cache
-from qhybrid.sim.jit import HAVE_NUMBA
-
-KERNELS = ("auto", "torch", "numba")
+from qhybrid.sim.kernels import KernelSet, KernelSetUnavailable, as_kernel_set, get_kernel_set, kernel_set_names
 DTYPES = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
 
@@ -33,8 +31,9 @@ class QuantumLayer(nn.Module):
         device: where parameters and states live (CPU or CUDA).
         generator: a ``torch.Generator`` for the initial weights, uniform in
             ``[0, 2 pi)`` as TorchLayer initialises them.
-        kernel: ``"auto"`` (numba on CPU when installed, else torch), ``"torch"``
-            or ``"numba"`` (CPU only).
+        kernel: the kernel set: ``"auto"`` (numba on CPU when installed, else torch), a
+            registered name (``"torch"``, ``"numba"`` (CPU only), ``"triton"``), or a
+            :class:`~qhybrid.sim.kernels.KernelSet` (e.g. ``devices.resolve(...).kernel_set()``).
 
     Raises:
         OperationError: a bad ``n_wires``, range, embedding or dtype.
@@ -47,7 +46,7 @@ class QuantumLayer(nn.Module):
 
     def __init__(self, n_wires: int, *, ranges=(1, 3), embedding: str = "X",
                  dtype: torch.dtype = torch.complex128, device=None, generator=None,
-                 kernel: str = "auto"):
+                 kernel: str | KernelSet = "auto"):
         super().__init__()
         if not isinstance(n_wires, int) or n_wires < 2:
             raise OperationError(f"n_wires={n_wires!r}: the circuit needs an integer of at least 2 wires")
@@ -60,11 +59,16 @@ class QuantumLayer(nn.Module):
                                  f"wire; use ranges that are not multiples of {n_wires}")
         if embedding not in circuit.EMBEDDINGS:
             raise OperationError(f"embedding={embedding!r}: valid are {', '.join(circuit.EMBEDDINGS)}")
-        if kernel not in KERNELS:
-            raise OperationError(f"kernel={kernel!r}: valid are {', '.join(KERNELS)}")
-        if kernel == "numba" and not HAVE_NUMBA:
-            raise OperationError("kernel='numba': numba is not installed; use kernel='auto' or 'torch' "
-                                 "(or pip install numba)")
+        if isinstance(kernel, str) and kernel != "auto":
+            if kernel not in kernel_set_names():
+                raise OperationError(f"kernel={kernel!r}: valid are auto, {', '.join(kernel_set_names())}")
+            try:
+                kernel = get_kernel_set(kernel)
+            except KernelSetUnavailable as e:
+                raise OperationError(f"kernel={kernel!r}: {e}; use kernel='auto' or 'torch'") from None
+        elif not isinstance(kernel, (str, KernelSet)):
+            raise OperationError(f"kernel={kernel!r}: valid are auto, {', '.join(kernel_set_names())} "
+                                 "or a KernelSet")
         if dtype not in DTYPES:
             raise OperationError(f"dtype={dtype}: valid are torch.complex128 and torch.complex64")
         self.n_wires = n_wires
@@ -110,12 +114,14 @@ class QuantumLayer(nn.Module):
         x = inputs.unsqueeze(0) if single else inputs
         if x.ndim != 2 or x.shape[1] != self.n_wires:
             raise OperationError(f"inputs of shape {tuple(inputs.shape)}: expected (batch, {self.n_wires})")
-        if self.kernel == "numba" and self.rotation.device.type != "cpu":
-            raise OperationError(f"kernel='numba' runs on the CPU only; the layer is on "
-                                 f"{self.rotation.device}: use kernel='auto' or 'torch'")
+        where = self.rotation.device.type
+        if isinstance(self.kernel, KernelSet) and not self.kernel.runs_on(where):
+            raise OperationError(f"kernel={self.kernel.name!r} runs on {'/'.join(d.upper() for d in self.kernel.device_types)} only; "
+                                 f"the layer is on {self.rotation.device}: use kernel='auto' or 'torch'")
         x = x.to(device=self.rotation.device, dtype=self.rotation.dtype)
         factors, mats, obs = self.matrices(x)
-        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._states, self.kernel).unsqueeze(-1)
+        kernels = as_kernel_set(None if self.kernel == "auto" else self.kernel, where)
+        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._states, kernels).unsqueeze(-1)
         return out[0] if single else out
 
     def extra_repr(self) -> str:

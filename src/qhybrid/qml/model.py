@@ -30,6 +30,7 @@ class DressedQNN(nn.Module):
             :class:`QuantumLayer`.
         generator: ``torch.Generator`` for the quantum weights (the linear
             layers draw from torch's global generator, as ``nn.Linear`` does).
+        kernel: the default quantum layer's kernel set (as :class:`QuantumLayer`).
 
     Example:
         >>> model = DressedQNN(4)
@@ -38,12 +39,12 @@ class DressedQNN(nn.Module):
     """
 
     def __init__(self, n_wires: int, *, n_features: int = 60, dtype: torch.dtype = torch.complex128,
-                 device=None, qlayer: nn.Module | None = None, generator=None):
+                 device=None, qlayer: nn.Module | None = None, generator=None, kernel="auto"):
         super().__init__()
         real = DTYPES.get(dtype, torch.float64)
         self.input_layer = nn.Linear(n_features, n_wires, dtype=real, device=device)
         self.qlayer = qlayer if qlayer is not None else QuantumLayer(
-            n_wires, dtype=dtype, device=device, generator=generator)
+            n_wires, dtype=dtype, device=device, generator=generator, kernel=kernel)
         self.output_layer = nn.Linear(1, 1, dtype=real, device=device)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -4,16 +4,18 @@ Public API::
 
     from qhybrid.sim import (Circuit, Operation, Observable, Measurement,
                              simulate, final_state, adjoint_jacobian, build_plan, structure_key,
-                             Cache, GATES)
+                             Cache, GATES, KernelSet, get_kernel_set)
 
-    simulate(circuit, *, dtype=torch.complex128, device="cpu", fast=True, fuse=True, cache=None, plan=None)
+    simulate(circuit, *, dtype=torch.complex128, device="cpu", kernels=None, fuse=True, cache=None, plan=None)
         -> tuple of tensors, one per measurement, each with a leading batch axis
-    final_state(circuit, *, dtype, device, fast, fuse, cache, plan) -> (B, 2**n) tensor
-    adjoint_jacobian(circuit, *, dtype, device, fast, cache, plan) -> (M, T, B) float64 tensor
+    final_state(circuit, *, dtype, device, kernels, fuse, cache, plan) -> (B, 2**n) tensor
+    adjoint_jacobian(circuit, *, dtype, device, kernels, cache, plan) -> (M, T, B) float64 tensor
     build_plan(operations, n, *, fuse=True) -> Plan   # once per structure_key(operations)
 
 States are ``(B, 2**n)``, wire 0 the most significant bit. ``B`` is the
-parameter-broadcast batch (1 when nothing is broadcast). See ``README.md``
+parameter-broadcast batch (1 when nothing is broadcast). ``kernels`` is the kernel set
+(:mod:`qhybrid.sim.kernels`: ``get_kernel_set("numba")``, ``"torch"``, ...; None: numba on CPU
+when installed, else the torch reference), chosen once by ``devices.resolve``. See ``README.md``
 for how fusion and the adjoint method work.
 
 The names above load on first use (PEP 562): importing a submodule that needs neither
@@ -31,6 +33,7 @@ _HOMES = {
     "Measurement": "circuit", "Observable": "circuit", "Operation": "circuit", "PauliTerm": "circuit",
     "GATES": "gates", "final_state": "simulate", "simulate": "simulate",
     "build_plan": "fuse", "Plan": "plan", "structure_key": "plan",
+    "KernelSet": "kernels", "get_kernel_set": "kernels",
 }
 
 __all__ = sorted(_HOMES)

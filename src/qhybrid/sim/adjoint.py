@@ -1,6 +1,6 @@
 """Adjoint differentiation: one forward sweep, one backward sweep, a few states.
 
-``adjoint_jacobian(circuit, *, dtype, device, fast, cache) -> (M, T, B)``
+``adjoint_jacobian(circuit, *, dtype, device, kernels, cache) -> (M, T, B)``
 float64 tensor: ``d<O_m>/d theta_t`` for every expval measurement ``m``,
 every trainable parameter ``t`` (operations in order, each operation's
 ``trainable`` indices in order) and every broadcast row ``b``.
@@ -15,23 +15,24 @@ run per wire set (:func:`~qhybrid.sim.fuse.build_plan`): the sweep runs on the m
 operations and each member's derivative is its merged rotation's (``Plan.jacobian_columns``).
 
 The sweep walks the circuit's plan (:mod:`.plan`, the one the forward pass ran) backwards,
-segment by segment: a layer, a diagonal block, a CNOT ladder or one gate each have their step
-(:mod:`.adjoint_steps`). See ``README.md`` for the derivation.
+segment by segment: on a kernel set with fused adjoint steps (``KernelSet.adjoint_steps``, the
+numba set's :mod:`.adjoint_steps`) a layer, a diagonal block, a CNOT ladder or one gate each have
+their step; other sets walk gate by gate (:meth:`KernelSet.generator_overlap` and the undo of
+each gate). See ``README.md`` for the derivation.
 """
 from __future__ import annotations
 
 import torch
 
 from ..errors import OperationError
-from .adjoint_steps import diagonal_derivatives, fused_step, layer_step, product_step, undo_ladder
-from .apply import apply, generator_overlap, use_fast
+from .apply import apply
 from .bind import PERMUTATIONS, step_for
 from .cache import keep_buffers, spare_buffers
 from .fuse import cached_plan
 from .gates import GATES, gate_generator
 from .memory import check_memory
+from .kernels import as_kernel_set
 from .observables import apply_observable
-from .registry import kernel
 from .simulate import final_state
 
 
@@ -49,14 +50,14 @@ def _columns(ops):
     return cols, t
 
 
-def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, cache=None,
+def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=None, cache=None,
                      fuse: bool = True, return_values: bool = False, state: torch.Tensor | None = None,
                      plan=None):
     """Jacobian of the expval measurements of ``circuit`` w.r.t. its trainable parameters.
 
     Args:
         circuit: a :class:`~qhybrid.sim.circuit.Circuit` whose measurements are all ``expval``.
-        dtype, device, fast, cache, fuse, plan: as in :func:`~qhybrid.sim.simulate.simulate`.
+        dtype, device, kernels, cache, fuse, plan: as in :func:`~qhybrid.sim.simulate.simulate`.
         state: the circuit's final state ``(B, 2**n)`` when the caller has it already (a
             forward pass saved for a vector-Jacobian product): the sweep starts from it and
             overwrites it; the forward pass is skipped.
@@ -81,6 +82,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
         plan = cached_plan(ops, n, fuse=fuse, cache=cache)  # as final_state keeps it
+    ks = as_kernel_set(kernels, torch.device(device).type)
     back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
     if back is not None:
         ops = plan.operations(ops)
@@ -89,34 +91,28 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     mats = plan.layer_matrices(ops)  # the layers' gates: bound by the forward pass, read by the sweep
     if state is None:
-        ket = final_state(circuit, dtype=dtype, device=device, fast=fast, cache=cache, n_states=1,
+        ket = final_state(circuit, dtype=dtype, device=device, kernels=ks, cache=cache, n_states=1,
                           out=None if work is None else work[1], plan=plan, matrices=mats)
     elif work is not None:
         ket = work[1].copy_(state)
     else:
         ket = state
-    fastz = use_fast(ket, fast)
+    fused = ks.adjoint_steps  # the set's fused steps, or None: gate by gate
     bra_all = torch.empty(shapes[0], dtype=ket.dtype, device=ket.device) if work is None else work[0]
-    bras = [apply_observable(ket, o, n, cache=cache, fast=fast, out=bra_all[m]) for m, o in enumerate(obs)]
-    if fastz:
-        vd = kernel("vdot_real", ket.shape[1])
-        values = torch.stack([torch.from_numpy(vd(ket.numpy(), b.numpy())) for b in bras]) \
-            if bras else torch.zeros(0, B, dtype=torch.float64)
-    else:
-        values = torch.stack([torch.sum(ket.conj() * b, dim=1).real.to(torch.float64).cpu() for b in bras]) \
-            if bras else torch.zeros(0, B, dtype=torch.float64)
+    bras = [apply_observable(ket, o, n, cache=cache, kernels=ks, out=bra_all[m]) for m, o in enumerate(obs)]
+    values = torch.stack([ks.vdot_real(ket, b) for b in bras]) if bras else torch.zeros(0, B, dtype=torch.float64)
     jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
     segs = plan.segments
     first = next((s for s, seg in enumerate(segs) if any(ops[k].trainable for k in seg.ops)), len(segs))
     pending = None  # an inverted CNOT ladder not yet applied (the next layer step may read through it)
-    spare = spare_buffers(cache, "adjoint_spare", shapes, dtype, device) if fastz else None
+    spare = spare_buffers(cache, "adjoint_spare", shapes, dtype, device) if fused is not None else None
     bind = dict(dtype=dtype, device=device, cache=cache)
     for s in range(len(segs) - 1, first - 1, -1):
         if not bras:
             break
         seg = segs[s]
-        if not fastz:
-            _generic_step(seg, ops, cols, bras, ket, jac, n, fast=fast)
+        if fused is None:
+            _generic_step(seg, ops, cols, bras, ket, jac, n, kernels=ks)
             continue
         if seg.kind == "ladder":  # undone when a step before it needs the states
             (perm,) = seg.bind(ops, n, **bind)
@@ -126,15 +122,15 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         # a first layer on |0...0>: its derivatives come from the bras alone
         product = layer and s == 0 and circuit.initial_state is None and n > 1
         if pending is not None and (spare is None or not layer or product):  # no layer step reads through it
-            bra_all, ket, spare = undo_ladder(pending, bra_all, ket, spare, n, fast=fast, cache=cache,
+            bra_all, ket, spare = fused.undo_ladder(pending, bra_all, ket, spare, n, kernels=ks, cache=cache,
                                               with_ket=not product)
             bras = list(bra_all)
             pending = None
         if product:
-            product_step(seg, ops, cols, bras, jac, n, mats.get(s))
+            fused.product_step(seg, ops, cols, bras, jac, n, mats.get(s))
             break
         if layer:
-            new_bra_all, new_ket = layer_step(seg, ops, cols, bra_all, ket, jac, n, undo=s > first,
+            new_bra_all, new_ket = fused.layer_step(seg, ops, cols, bra_all, ket, jac, n, undo=s > first,
                                               perm=pending, spare=spare, mats=mats.get(s))
             if new_ket is not ket:  # the states moved to the spare buffers, which take the old ones
                 spare = (bra_all, ket)
@@ -145,17 +141,17 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
         op = ops[seg.ops[0]]
         if len(seg.ops) == 1 and len(op.wires) in (1, 2) and op.name not in PERMUTATIONS:
             gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
-            ovs = fused_step(bras, ket, step_for(op, n, dtype=dtype, device=device), gen, n)
+            ovs = fused.fused_step(bras, ket, step_for(op, n, dtype=dtype, device=device), gen, n)
             if gen is not None:
                 for m, ov in enumerate(ovs):
                     jac[m, cols[seg.ops[0]], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
             continue
         if seg.kind == "diagonal":
-            diagonal_derivatives(seg, ops, cols, bras, ket, jac, n)
+            fused.diagonal_derivatives(seg, ops, cols, bras, ket, jac, n)
             if s > first:
-                _undo(seg.bind(ops, n, **bind), bras, ket, n, fast=fast)
+                _undo(seg.bind(ops, n, **bind), bras, ket, n, kernels=ks)
             continue
-        _generic_step(seg, ops, cols, bras, ket, jac, n, fast=fast)
+        _generic_step(seg, ops, cols, bras, ket, jac, n, kernels=ks)
     if back is not None:
         jac = jac[:, torch.from_numpy(back[0]), :] * torch.from_numpy(back[1])[None, :, None]
     if work is not None:  # the buffers now holding the states serve the next call
@@ -165,16 +161,16 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", fast: boo
     return (values, jac) if return_values else jac
 
 
-def _undo(steps, bras, ket, n, *, fast) -> None:
+def _undo(steps, bras, ket, n, *, kernels) -> None:
     """``steps`` undone (in reverse order) on the ket and on every bra."""
     for step in reversed(steps):
         inv = step.inverse()
-        apply(ket, inv, n, fast=fast)
+        apply(ket, inv, n, kernels=kernels)
         for bra in bras:
-            apply(bra, inv, n, fast=fast)
+            apply(bra, inv, n, kernels=kernels)
 
 
-def _generic_step(seg, ops, cols, bras, ket, jac, n, *, fast) -> None:
+def _generic_step(seg, ops, cols, bras, ket, jac, n, *, kernels) -> None:
     """Gate by gate, last first (the reference path, and gates the fast steps do not cover):
     ``<bra|G|ket>`` for a trainable gate, then its undo on the ket and every bra."""
     for k in reversed(seg.ops):
@@ -182,6 +178,6 @@ def _generic_step(seg, ops, cols, bras, ket, jac, n, *, fast) -> None:
         gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
         if gen is not None:
             for m, bra in enumerate(bras):
-                ov = generator_overlap(bra, ket, gen, tuple(op.wires), n, fast=fast)
+                ov = kernels.generator_overlap(bra, ket, gen, tuple(op.wires), n)
                 jac[m, cols[k], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
-        _undo([step_for(op, n, dtype=ket.dtype, device=ket.device)], bras, ket, n, fast=fast)
+        _undo([step_for(op, n, dtype=ket.dtype, device=ket.device)], bras, ket, n, kernels=kernels)

@@ -5,7 +5,8 @@ Helpers of :func:`qhybrid.sim.adjoint.adjoint_jacobian` (see ``README.md`` for t
 (a layer segment on planes, optionally read through the CNOT ladder after it),
 ``product_step`` (a first layer on |0...0>: derivatives from the bras alone),
 ``diagonal_derivatives`` (a block of commuting diagonal gates, all read at the block's end) and
-``undo_ladder``. Kernels come from :mod:`.registry`; everything here runs on the fast path.
+``undo_ladder``: the numba kernel set's fused adjoint steps (``NumbaKernels.adjoint_steps``);
+kernels come from :mod:`.registry`.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import functools
 import numpy as np
 import torch
 
-from .apply import NO_TABLES, apply, generator_overlap, layer_passes, permute_into
+from .apply import apply, generator_overlap
+from .kernels.planar_layout import NO_TABLES, layer_passes
 from .bind import ZROT, run_matrices
 from .gates import gate_generator
 from .registry import kernel, slots
@@ -203,21 +205,21 @@ def diagonal_derivatives(seg, ops, cols, bras, ket, jac, n) -> None:
         op = ops[k]
         gen = gate_generator(op.name, len(op.wires), op.adjoint)
         for m, bra in enumerate(bras):
-            ov = generator_overlap(bra, ket, gen, tuple(op.wires), n)
+            ov = generator_overlap(bra, ket, gen, tuple(op.wires), n, kernels="numba")
             jac[m, cols[k], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
 
 
-def undo_ladder(perm, bra_all, ket, spare, n, *, fast, cache, with_ket=True):
+def undo_ladder(perm, bra_all, ket, spare, n, *, kernels, cache, with_ket=True):
     """The inverted ladder ``perm`` applied to the bras and (``with_ket``) to the ket: gathered
     into the spare buffers when there are some, which then hold the states, else in place
     (through scratch and back). Returns ``(bra_all, ket, spare)``, the old buffers the new spare."""
     if spare is None:
         for state in ([ket] if with_ket else []) + list(bra_all):
-            apply(state, perm, n, fast=fast, cache=cache)
+            apply(state, perm, n, kernels=kernels, cache=cache)
         return bra_all, ket, None
     flat = bra_all.reshape(-1, bra_all.shape[-1])
-    permute_into(spare[0].reshape(flat.shape), flat, perm)
+    kernels.permute_into(spare[0].reshape(flat.shape), flat, perm)
     if not with_ket:  # the ket keeps its buffer (nothing reads it any more)
         return spare[0], ket, (bra_all, spare[1])
-    permute_into(spare[1], ket, perm)
+    kernels.permute_into(spare[1], ket, perm)
     return spare[0], spare[1], (bra_all, ket)

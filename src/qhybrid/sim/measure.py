@@ -1,6 +1,6 @@
 """Measurements on a final batched state: expval, var, probs, state, samples.
 
-``measure(state, m, n, *, cache=None, fast=True)`` returns a tensor with a
+``measure(state, m, n, *, cache=None, kernels=None)`` returns a tensor with a
 leading batch axis ``B``: ``(B,)`` for expval/var, ``(B, 2**k)`` for probs,
 ``(B, 2**n)`` for state. ``sample_bits(state, shots, n, *, rng)`` draws basis
 states with an explicit numpy ``Generator`` (or seed) and returns
@@ -29,20 +29,20 @@ def probs(state: torch.Tensor, wires, n: int) -> torch.Tensor:
     return p.permute(perm).reshape(B, -1)
 
 
-def var(state: torch.Tensor, obs, n: int, *, cache=None, fast: bool = True) -> torch.Tensor:
+def var(state: torch.Tensor, obs, n: int, *, cache=None, kernels=None) -> torch.Tensor:
     """``<O^2> - <O>^2`` per row, with ``O|psi>`` computed once."""
-    ev = observables.expval(state, obs, n, cache=cache, fast=fast)
-    opsi = observables.apply_observable(state, obs, n, cache=cache, fast=fast)
+    ev = observables.expval(state, obs, n, cache=cache, kernels=kernels)
+    opsi = observables.apply_observable(state, obs, n, cache=cache, kernels=kernels)
     sq = (opsi.real**2 + opsi.imag**2).sum(1).to(torch.float64).cpu()
     return sq - ev**2
 
 
-def measure(state: torch.Tensor, m, n: int, *, cache=None, fast: bool = True) -> torch.Tensor:
+def measure(state: torch.Tensor, m, n: int, *, cache=None, kernels=None) -> torch.Tensor:
     """One :class:`~qhybrid.sim.circuit.Measurement` on ``state``."""
     if m.kind == "expval":
-        return observables.expval(state, m.obs, n, cache=cache, fast=fast)
+        return observables.expval(state, m.obs, n, cache=cache, kernels=kernels)
     if m.kind == "var":
-        return var(state, m.obs, n, cache=cache, fast=fast)
+        return var(state, m.obs, n, cache=cache, kernels=kernels)
     if m.kind == "probs":
         return probs(state, m.wires if m.wires else range(n), n)
     if m.kind == "state":

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .apply import apply, apply_layer, permute_into, use_fast
+from .apply import apply
+from .kernels import as_kernel_set
 from .fuse import cached_plan
 from .measure import measure
 from .cache import keep_buffers, spare_buffers
@@ -41,7 +42,7 @@ def initial_state(circuit, *, dtype=torch.complex128, device="cpu", batch: int |
     return s
 
 
-def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
+def final_state(circuit, *, dtype=torch.complex128, device="cpu", kernels=None, fuse: bool = True,
                 cache=None, n_states: int = 2, out: torch.Tensor | None = None, plan=None,
                 matrices=None) -> torch.Tensor:
     """The (B, 2**n) state after all operations. With ``out`` (a (B, 2**n) buffer of ``dtype``
@@ -49,16 +50,17 @@ def final_state(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = T
     the spare buffer from ``cache`` (which then keeps ``out`` instead). ``plan``: the circuit's
     :class:`~qhybrid.sim.plan.Plan` when the caller keeps one (else built here, as ``fuse`` says,
     and kept in ``cache`` for the next call of the same structure); ``matrices``: its
-    :meth:`~qhybrid.sim.plan.Plan.layer_matrices` when the caller has them."""
+    :meth:`~qhybrid.sim.plan.Plan.layer_matrices` when the caller has them; ``kernels`` the
+    kernel set (a :class:`~qhybrid.sim.kernels.KernelSet` or its name; None: the device's default)."""
     n = circuit.n_wires
     check_memory(n, batch=circuit.batch_size, dtype=dtype, device=device, n_states=n_states)
     if plan is None:
         plan = cached_plan(circuit.operations, n, fuse=fuse, cache=cache)
     steps = plan.steps(circuit.operations, dtype=dtype, device=device, cache=cache, matrices=matrices)
-    return run_steps(circuit, steps, dtype=dtype, device=device, fast=fast, cache=cache, out=out)
+    return run_steps(circuit, steps, dtype=dtype, device=device, kernels=kernels, cache=cache, out=out)
 
 
-def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=None,
+def run_steps(circuit, steps: list, *, dtype, device, kernels=None, cache=None,
               out: torch.Tensor | None = None) -> torch.Tensor:
     """The state after ``steps`` (bound steps of ``circuit``'s plan) from its initial state; a
     first layer on |0...0> builds the product state; with a spare buffer a layer reads through the
@@ -71,8 +73,9 @@ def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=N
         steps = steps[1:]
     else:
         state = initial_state(circuit, dtype=dtype, device=device, out=out)
+    ks = as_kernel_set(kernels, state.device.type)
     spare = spare_buffers(cache, "forward_spare", (state.shape,), state.dtype, state.device) \
-        if use_fast(state, fast) else None
+        if ks.fused_ladders else None
     spare = spare[0] if spare is not None else None
     k = 0
     while k < len(steps):
@@ -81,18 +84,18 @@ def run_steps(circuit, steps: list, *, dtype, device, fast: bool = True, cache=N
             before, layer, after, used = ladders_around_layer(steps, k)
             if layer is not None and (before is not None or after is not None):
                 # the layer reads through the ladder before it and / or writes through the one after
-                out = apply_layer(state if before is None else spare, layer, n, fast=fast, perm=before, src=state,
-                                  after=after, spare=spare)
+                out = ks.apply_layer(state if before is None else spare, layer, n, perm=before, src=state,
+                                     after=after, spare=spare)
                 if out is not state:
                     state, spare = spare, state
                 k += used
                 continue
             if step.kind == "perm":  # a ladder alone: gathered into the spare buffer
-                permute_into(spare, state, step)
+                ks.permute_into(spare, state, step)
                 state, spare = spare, state
                 k += 1
                 continue
-        apply(state, step, n, fast=fast, cache=cache)
+        apply(state, step, n, kernels=ks, cache=cache)
         k += 1
     if spare is not None:  # the cache keeps the buffer the caller does not get
         keep_buffers(cache, "forward_spare", (spare,))
@@ -136,7 +139,7 @@ def product_state(layer, n: int, *, batch: int, dtype, device, out: torch.Tensor
     return state
 
 
-def simulate(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True, fuse: bool = True,
+def simulate(circuit, *, dtype=torch.complex128, device="cpu", kernels=None, fuse: bool = True,
              cache=None, plan=None) -> tuple:
     """Run ``circuit``; one tensor per measurement, each with a leading batch axis.
 
@@ -144,7 +147,9 @@ def simulate(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True
         circuit: a :class:`~qhybrid.sim.circuit.Circuit`.
         dtype: ``torch.complex128`` (default) or ``torch.complex64``.
         device: a ``torch.device`` or string (``"cpu"``, ``"cuda"``).
-        fast: use the numba kernels on CPU (the torch reference path otherwise).
+        kernels: the kernel set (:mod:`qhybrid.sim.kernels`): a ``KernelSet``, a registered
+            name (``"numba"``, ``"torch"``), or None for the device's default (numba on CPU
+            when installed, else the torch reference).
         fuse: fuse gates before running (see :mod:`qhybrid.sim.fuse`).
         cache: a :class:`~qhybrid.sim.cache.Cache` for structure-derived tensors.
         plan: the circuit's :class:`~qhybrid.sim.plan.Plan`, when the caller keeps one
@@ -153,5 +158,6 @@ def simulate(circuit, *, dtype=torch.complex128, device="cpu", fast: bool = True
     Raises:
         MemoryLimitError: the state would not fit in the available memory.
     """
-    state = final_state(circuit, dtype=dtype, device=device, fast=fast, fuse=fuse, cache=cache, plan=plan)
-    return tuple(measure(state, m, circuit.n_wires, cache=cache, fast=fast) for m in circuit.measurements)
+    ks = as_kernel_set(kernels, torch.device(device).type)
+    state = final_state(circuit, dtype=dtype, device=device, kernels=ks, fuse=fuse, cache=cache, plan=plan)
+    return tuple(measure(state, m, circuit.n_wires, cache=cache, kernels=ks) for m in circuit.measurements)

@@ -147,7 +147,8 @@ class _Fast:
 
         if target.needs_gpu and not cuda_available():
             raise DeviceError(f"device {target} needs CUDA, which is not available; use local:qhybrid/qhybrid.cpu")
-        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=target.torch_device)
+        self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=target.torch_device,
+                      backend=target.kernel_set())
         self.diagonal = self.q.diagonal
 
     def energy_and_grad(self, params):

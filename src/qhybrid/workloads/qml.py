@@ -171,7 +171,7 @@ def build_model(settings: Settings, device_string: str):
     """The DressedQNN for a device string, and the torch device it lives on."""
     import torch
 
-    from qhybrid.devices import parse_device
+    from qhybrid.devices import parse_device, resolve
     from qhybrid.qml import DressedQNN
 
     spec = parse_device(device_string)
@@ -184,7 +184,8 @@ def build_model(settings: Settings, device_string: str):
                               "use local:qhybrid/qhybrid.cpu")
         where = torch.device("cuda", torch.cuda.current_device()) if use_cuda else torch.device("cpu")
         gen = torch.Generator().manual_seed(settings.seed)
-        return DressedQNN(settings.nwires, dtype=dtype, device=where, generator=gen), where
+        kernels = resolve(device_string).kernel_set()  # chosen once, with the device
+        return DressedQNN(settings.nwires, dtype=dtype, device=where, generator=gen, kernel=kernels), where
     from qhybrid.qml.reference import pennylane_layer
 
     real = torch.float64 if settings.dtype == "complex128" else torch.float32
