@@ -1,7 +1,9 @@
 """The Triton kernels (``@triton.jit``): planar states, one program per tile.
 
-A state is *planar*: a float tensor ``(B, 2, N)`` (real plane, then imaginary plane, per batch
-row; float64 for complex128, float32 for complex64), ``N = 2**m``. Index bit ``p`` of an
+Triton has no complex type: a state is read as two real planes (float64 for complex128, float32
+for complex64). Row ``b``'s amplitude ``z`` has its real part at ``x + b * 2N + z * ZS`` and its
+imaginary part ``PS`` further: a planar tensor ``(B, 2, N)`` (``ZS = 1, PS = N``) or a complex
+tensor ``(B, N)`` read in place as interleaved floats (``ZS = 2, PS = 1``); ``N = 2**m``. Index bit ``p`` of an
 amplitude is wire ``m - 1 - p`` (wire 0 most significant). Every kernel's grid is
 ``(tiles, B)``; offsets are int64; every load and store is masked to the state.
 
@@ -79,9 +81,9 @@ def _spread(r, sorted_ptr, NB: tl.constexpr):
 
 
 @triton.jit
-def pass_kernel(x_ptr, N, pos_ptr, sorted_ptr, mat_ptr, mat_bstride, index_ptr, shift, lut_ptr, lut_len,
+def pass_kernel(x_ptr, N, PS, pos_ptr, sorted_ptr, mat_ptr, mat_bstride, index_ptr, shift, lut_ptr, lut_len,
                 lut_bstride, scal_ptr, G: tl.constexpr, BLOCK_R: tl.constexpr, PRE: tl.constexpr,
-                DIAG: tl.constexpr, POST: tl.constexpr, INIT: tl.constexpr):
+                DIAG: tl.constexpr, POST: tl.constexpr, INIT: tl.constexpr, ZS: tl.constexpr):
     """One pass over the ``G`` bits at ``pos_ptr`` (tile bit ``j`` = index bit ``pos[j]``):
     [x = amp (INIT)] -> PRE stage -> diagonal -> POST stage. ``mat_ptr`` holds the PRE gates
     then the POST gates of batch row b at ``mat_ptr + b * mat_bstride``; ``scal_ptr`` the float64
@@ -100,8 +102,8 @@ def pass_kernel(x_ptr, N, pos_ptr, sorted_ptr, mat_ptr, mat_bstride, index_ptr, 
         re = tl.zeros((T,), x_ptr.dtype.element_ty) + tl.load(scal_ptr + 1).to(x_ptr.dtype.element_ty)
         im = tl.zeros((T,), x_ptr.dtype.element_ty)
     else:
-        re = tl.load(base + off, mask=mask, other=0.0)
-        im = tl.load(base + N + off, mask=mask, other=0.0)
+        re = tl.load(base + off * ZS, mask=mask, other=0.0)
+        im = tl.load(base + PS + off * ZS, mask=mask, other=0.0)
     m_ptr = mat_ptr + b * mat_bstride
     re, im = _stage(re, im, m_ptr, T, G, PRE)
     if DIAG == 1:
@@ -116,13 +118,13 @@ def pass_kernel(x_ptr, N, pos_ptr, sorted_ptr, mat_ptr, mat_bstride, index_ptr, 
         di = -tl.sin(ang).to(re.dtype)
         re, im = re * dr - im * di, re * di + im * dr
     re, im = _stage(re, im, m_ptr + 8 * G, T, G, POST)
-    tl.store(base + off, re, mask=mask)
-    tl.store(base + N + off, im, mask=mask)
+    tl.store(base + off * ZS, re, mask=mask)
+    tl.store(base + PS + off * ZS, im, mask=mask)
 
 
 @triton.jit
-def dense_kernel(x_ptr, N, tpos_ptr, sorted_ptr, cmask, mat_ptr, mat_bstride, K: tl.constexpr,
-                 NF: tl.constexpr, BLOCK_R: tl.constexpr):
+def dense_kernel(x_ptr, N, PS, tpos_ptr, sorted_ptr, cmask, mat_ptr, mat_bstride, K: tl.constexpr,
+                 NF: tl.constexpr, BLOCK_R: tl.constexpr, ZS: tl.constexpr):
     """A dense ``2**K`` matrix (planar, row-major, ``(2, D, D)``) on the target bits at ``tpos_ptr``
     (target 0 = the matrix index's most significant bit); ``NF`` fixed bits (targets and controls,
     ascending at ``sorted_ptr``), the controls (``cmask``) set to 1."""
@@ -136,8 +138,8 @@ def dense_kernel(x_ptr, N, tpos_ptr, sorted_ptr, cmask, mat_ptr, mat_bstride, K:
         coff += ((i >> (K - 1 - j)) & 1).to(tl.int64) << tl.load(tpos_ptr + j).to(tl.int64)
     off = (_spread(r, sorted_ptr, NF) | cmask)[:, None] + coff[None, :]
     mask = (r < (N >> NF))[:, None] & (coff >= 0)[None, :]
-    re = tl.load(base + off, mask=mask, other=0.0)
-    im = tl.load(base + N + off, mask=mask, other=0.0)
+    re = tl.load(base + off * ZS, mask=mask, other=0.0)
+    im = tl.load(base + PS + off * ZS, mask=mask, other=0.0)
     m = mat_ptr + b * mat_bstride + i[:, None] * D + i[None, :]
     mr = tl.load(m)[None, :, :]
     mi = tl.load(m + D * D)[None, :, :]
@@ -145,12 +147,13 @@ def dense_kernel(x_ptr, N, tpos_ptr, sorted_ptr, cmask, mat_ptr, mat_bstride, K:
     ai = im[:, None, :]
     out_r = tl.sum(mr * ar - mi * ai, axis=2)
     out_i = tl.sum(mr * ai + mi * ar, axis=2)
-    tl.store(base + off, out_r, mask=mask)
-    tl.store(base + N + off, out_i, mask=mask)
+    tl.store(base + off * ZS, out_r, mask=mask)
+    tl.store(base + PS + off * ZS, out_i, mask=mask)
 
 
 @triton.jit
-def diag_kernel(x_ptr, N, pos_ptr, d_ptr, d_bstride, K: tl.constexpr, BLOCK: tl.constexpr):
+def diag_kernel(x_ptr, N, PS, pos_ptr, d_ptr, d_bstride, K: tl.constexpr, BLOCK: tl.constexpr,
+                ZS: tl.constexpr):
     """Multiply by a diagonal ``(2, 2**K)`` over the bits at ``pos_ptr`` (first = most significant)."""
     b = tl.program_id(1).to(tl.int64)
     base = x_ptr + b * 2 * N
@@ -162,10 +165,10 @@ def diag_kernel(x_ptr, N, pos_ptr, d_ptr, d_bstride, K: tl.constexpr, BLOCK: tl.
     d = d_ptr + b * d_bstride
     dr = tl.load(d + k, mask=mask, other=0.0)
     di = tl.load(d + (1 << K) + k, mask=mask, other=0.0)
-    re = tl.load(base + z, mask=mask, other=0.0)
-    im = tl.load(base + N + z, mask=mask, other=0.0)
-    tl.store(base + z, re * dr - im * di, mask=mask)
-    tl.store(base + N + z, re * di + im * dr, mask=mask)
+    re = tl.load(base + z * ZS, mask=mask, other=0.0)
+    im = tl.load(base + PS + z * ZS, mask=mask, other=0.0)
+    tl.store(base + z * ZS, re * dr - im * di, mask=mask)
+    tl.store(base + PS + z * ZS, re * di + im * dr, mask=mask)
 
 
 @triton.jit
@@ -199,8 +202,8 @@ def _weight(z, mask, w_ptr, w_index_ptr, w_shift, W: tl.constexpr, BLOCK: tl.con
 
 
 @triton.jit
-def reduce_kernel(a_ptr, b_ptr, N, w_ptr, w_index_ptr, w_shift, out_ptr, P, W: tl.constexpr,
-                  INNER: tl.constexpr, BLOCK: tl.constexpr):
+def reduce_kernel(a_ptr, b_ptr, N, PS, w_ptr, w_index_ptr, w_shift, out_ptr, P, W: tl.constexpr,
+                  INNER: tl.constexpr, BLOCK: tl.constexpr, ZS: tl.constexpr):
     """Per tile: ``sum w |a|^2`` (INNER false) or ``sum w conj(a) b`` (re, im) into
     ``out[(row * P + tile) * 2 + {0, 1}]`` (float64)."""
     row = tl.program_id(1).to(tl.int64)
@@ -208,11 +211,11 @@ def reduce_kernel(a_ptr, b_ptr, N, w_ptr, w_index_ptr, w_shift, out_ptr, P, W: t
     z = tile * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     mask = z < N
     w = _weight(z, mask, w_ptr, w_index_ptr, w_shift, W, BLOCK)
-    ar = tl.load(a_ptr + row * 2 * N + z, mask=mask, other=0.0).to(tl.float64)
-    ai = tl.load(a_ptr + row * 2 * N + N + z, mask=mask, other=0.0).to(tl.float64)
+    ar = tl.load(a_ptr + row * 2 * N + z * ZS, mask=mask, other=0.0).to(tl.float64)
+    ai = tl.load(a_ptr + row * 2 * N + PS + z * ZS, mask=mask, other=0.0).to(tl.float64)
     if INNER:
-        br = tl.load(b_ptr + row * 2 * N + z, mask=mask, other=0.0).to(tl.float64)
-        bi = tl.load(b_ptr + row * 2 * N + N + z, mask=mask, other=0.0).to(tl.float64)
+        br = tl.load(b_ptr + row * 2 * N + z * ZS, mask=mask, other=0.0).to(tl.float64)
+        bi = tl.load(b_ptr + row * 2 * N + PS + z * ZS, mask=mask, other=0.0).to(tl.float64)
         sr = tl.sum(w * (ar * br + ai * bi), axis=0)
         si = tl.sum(w * (ar * bi - ai * br), axis=0)
     else:
@@ -223,16 +226,17 @@ def reduce_kernel(a_ptr, b_ptr, N, w_ptr, w_index_ptr, w_shift, out_ptr, P, W: t
 
 
 @triton.jit
-def scale_kernel(a_ptr, out_ptr, N, w_ptr, w_index_ptr, w_shift, W: tl.constexpr, BLOCK: tl.constexpr):
+def scale_kernel(a_ptr, out_ptr, N, PS, w_ptr, w_index_ptr, w_shift, W: tl.constexpr, BLOCK: tl.constexpr,
+                 ZS: tl.constexpr):
     """``out = w * a`` per amplitude (both planar, same shape)."""
     row = tl.program_id(1).to(tl.int64)
     z = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     mask = z < N
     w = _weight(z, mask, w_ptr, w_index_ptr, w_shift, W, BLOCK).to(out_ptr.dtype.element_ty)
-    ar = tl.load(a_ptr + row * 2 * N + z, mask=mask, other=0.0)
-    ai = tl.load(a_ptr + row * 2 * N + N + z, mask=mask, other=0.0)
-    tl.store(out_ptr + row * 2 * N + z, w * ar, mask=mask)
-    tl.store(out_ptr + row * 2 * N + N + z, w * ai, mask=mask)
+    ar = tl.load(a_ptr + row * 2 * N + z * ZS, mask=mask, other=0.0)
+    ai = tl.load(a_ptr + row * 2 * N + PS + z * ZS, mask=mask, other=0.0)
+    tl.store(out_ptr + row * 2 * N + z * ZS, w * ar, mask=mask)
+    tl.store(out_ptr + row * 2 * N + PS + z * ZS, w * ai, mask=mask)
 
 
 __all__ = ["pass_kernel", "dense_kernel", "diag_kernel", "reduce_kernel", "scale_kernel", "triton"]

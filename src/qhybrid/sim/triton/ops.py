@@ -1,7 +1,8 @@
 """Launchers of the Triton kernels (:mod:`.kernels`) on planar states.
 
-A planar state is a contiguous float tensor ``(B, 2, 2**m)`` (see :func:`planar`); every
-function here changes it in place or reduces it. Positions are *index bits*
+A state is a contiguous complex tensor ``(B, 2**m)`` (read in place as interleaved floats) or a
+planar float tensor ``(B, 2, 2**m)`` (see :func:`planar`); every function here changes it in
+place or reduces it. Positions are *index bits*
 (``p = m - 1 - wire``). Tile sizes come from a :class:`Tiles` (the defaults suit a GPU;
 ``gpu_check.py`` falls back to smaller ones when a size fails to compile). The functions trust
 their inputs: the kernel sets check wires and shapes once, above.
@@ -48,6 +49,15 @@ def complex_of(x: torch.Tensor) -> torch.Tensor:
     return torch.complex(x[:, 0], x[:, 1])
 
 
+def _view(x: torch.Tensor) -> tuple[torch.Tensor, int, int, int, int]:
+    """``(floats, B, N, PS, ZS)``: the float tensor a kernel reads, rows, amplitudes per row, the
+    imaginary part's offset from the real part and the stride between amplitudes."""
+    if x.is_complex():
+        x2 = x.reshape(-1, x.shape[-1])
+        return torch.view_as_real(x2), x2.shape[0], x2.shape[1], 1, 2
+    return x, x.shape[0], x.shape[2], x.shape[2], 1
+
+
 def _pos(positions, device) -> tuple[torch.Tensor, torch.Tensor]:
     p = [int(q) for q in positions]
     return (torch.tensor(p or [0], dtype=torch.int32, device=device),
@@ -76,7 +86,7 @@ def run_pass(x: torch.Tensor, positions, *, pre=None, post=None, lookup=None, di
         init: start from the constant ``init`` instead of reading the state.
         tiles: tile sizes.
     """
-    B, _, N = x.shape
+    x, B, N, PS, ZS = _view(x)
     G = len(positions)
     real = x.dtype
     pos, srt = _pos(positions, x.device)
@@ -105,8 +115,9 @@ def run_pass(x: torch.Tensor, positions, *, pre=None, post=None, lookup=None, di
     rows = N >> G
     block_r = max(1, min(rows, tiles.tile >> G))
     grid = (triton_cdiv(rows, block_r), B)
-    K.pass_kernel[grid](x, N, pos, srt, mat, mat_bstride, index, shift, lut, lut_len, lut_bstride, scal,
-                        G=G, BLOCK_R=block_r, PRE=modes[0], DIAG=diag, POST=modes[1], INIT=init is not None)
+    K.pass_kernel[grid](x, N, PS, pos, srt, mat, mat_bstride, index, shift, lut, lut_len, lut_bstride, scal,
+                        G=G, BLOCK_R=block_r, PRE=modes[0], DIAG=diag, POST=modes[1], INIT=init is not None,
+                        ZS=ZS)
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -137,7 +148,7 @@ def walsh(x: torch.Tensor, positions, *, tiles: Tiles = DEFAULT) -> None:
 def apply_dense(x: torch.Tensor, matrix: torch.Tensor, targets, controls=(), *, tiles: Tiles = DEFAULT) -> None:
     """A dense ``(Bm, D, D)`` complex matrix on the target bits (first = most significant of the
     matrix index), where every control bit is 1."""
-    B, _, N = x.shape
+    x, B, N, PS, ZS = _view(x)
     k = len(targets)
     d = 2**k
     m = matrix.reshape(-1, d, d)
@@ -149,19 +160,19 @@ def apply_dense(x: torch.Tensor, matrix: torch.Tensor, targets, controls=(), *, 
     rows = N >> len(fixed)
     block_r = max(1, min(rows, tiles.dense_rows))
     grid = (triton_cdiv(rows, block_r), B)
-    K.dense_kernel[grid](x, N, tpos, srt, cmask, mp, 2 * d * d if mp.shape[0] > 1 else 0,
-                         K=k, NF=len(fixed), BLOCK_R=block_r)
+    K.dense_kernel[grid](x, N, PS, tpos, srt, cmask, mp, 2 * d * d if mp.shape[0] > 1 else 0,
+                         K=k, NF=len(fixed), BLOCK_R=block_r, ZS=ZS)
 
 
 def apply_diagonal(x: torch.Tensor, diagonal: torch.Tensor, positions, *, tiles: Tiles = DEFAULT) -> None:
     """Multiply by a complex diagonal ``(Bm, 2**K)`` over the bits ``positions`` (first = most significant)."""
-    B, _, N = x.shape
+    x, B, N, PS, ZS = _view(x)
     d = diagonal.reshape(-1, diagonal.shape[-1])
     dp = torch.stack([d.real, d.imag], dim=1).to(x.dtype).contiguous()
     pos, _ = _pos(positions, x.device)
     block = min(N, tiles.block)
-    K.diag_kernel[(triton_cdiv(N, block), B)](x, N, pos, dp, dp.shape[2] * 2 if dp.shape[0] > 1 else 0,
-                                              K=len(positions), BLOCK=block)
+    K.diag_kernel[(triton_cdiv(N, block), B)](x, N, PS, pos, dp, dp.shape[2] * 2 if dp.shape[0] > 1 else 0,
+                                              K=len(positions), BLOCK=block, ZS=ZS)
 
 
 @dataclass(frozen=True)
@@ -189,13 +200,14 @@ class Weights:
 
 
 def _reduce(a, b, weights: Weights, tiles: Tiles) -> torch.Tensor:
-    B, _, N = a.shape
+    a, B, N, PS, ZS = _view(a)
+    b = None if b is None else _view(b)[0]
     block = min(N, tiles.block)
     tiles_n = triton_cdiv(N, block)
     out = torch.empty((B, tiles_n, 2), dtype=torch.float64, device=a.device)
     w, index, shift, mode = weights.args(a)
-    K.reduce_kernel[(tiles_n, B)](a, a if b is None else b, N, w, index, shift, out, tiles_n, W=mode,
-                                  INNER=b is not None, BLOCK=block)
+    K.reduce_kernel[(tiles_n, B)](a, a if b is None else b, N, PS, w, index, shift, out, tiles_n, W=mode,
+                                  INNER=b is not None, BLOCK=block, ZS=ZS)
     return out.sum(dim=1)
 
 
@@ -211,8 +223,9 @@ def inner(a: torch.Tensor, b: torch.Tensor, weights: Weights = Weights(), *, til
 
 
 def scale(x: torch.Tensor, weights: Weights, out: torch.Tensor, *, tiles: Tiles = DEFAULT) -> None:
-    """``out = w * x`` (planar, same shape as ``x``)."""
-    B, _, N = x.shape
+    """``out = w * x`` (``out`` another buffer of ``x``'s shape and layout)."""
+    x, B, N, PS, ZS = _view(x)
+    out = _view(out)[0]
     block = min(N, tiles.block)
     w, index, shift, mode = weights.args(x)
-    K.scale_kernel[(triton_cdiv(N, block), B)](x, out, N, w, index, shift, W=mode, BLOCK=block)
+    K.scale_kernel[(triton_cdiv(N, block), B)](x, out, N, PS, w, index, shift, W=mode, BLOCK=block, ZS=ZS)
