@@ -107,3 +107,29 @@ def test_qaoa_pieces_match_torch_set(sets, guarded, dtype, rng):
     tri.qaoa_mixer(got.t, -0.81, n)
     ref.qaoa_mixer(want, -0.81, n)
     _same(got.t, want, dtype)
+
+
+@pytest.mark.parametrize("dtype,per_sample", [(torch.complex128, False), (torch.complex64, True)])
+def test_qml_forward_matches_torch_set(sets, guarded, dtype, per_sample, rng):
+    """The classifier's gate list (rotations, a CNOT ring, a repeated wire) with shared matrices, or
+    one matrix per sample; runs of uncontrolled gates fused two at a time."""
+    tri, ref = sets
+    n, b = 4, 3
+    gates = [(-1, w) for w in range(n)] + [(w, (w + 1) % n) for w in range(n)] + [(-1, 2), (-1, 2)]
+    plan = SimpleNamespace(gates=gates, n_wires=n)
+    small = type(tri)(tiles=tri.tiles.__class__(pass_bits=2, tile=16))
+    if per_sample:
+        mats = _unitaries(rng, len(gates) * b, 2, dtype).reshape(len(gates), b, 2, 2)
+    else:
+        mats = _unitaries(rng, len(gates), 2, dtype)
+    psi = _state(rng, b, n, dtype)
+    got, want = guarded(psi), psi.clone()
+    small.qml_forward(got.t, mats, plan, None)
+    if not per_sample:
+        ref.qml_forward(want, mats, plan, torch.empty(b * 2**n, dtype=dtype))
+    else:  # the reference takes shared matrices: one sample at a time
+        for s_ in range(b):
+            row = want[s_:s_ + 1].clone()
+            ref.qml_forward(row, mats[:, s_], plan, torch.empty(2**n, dtype=dtype))
+            want[s_] = row[0]
+    _same(got.t, want, dtype)

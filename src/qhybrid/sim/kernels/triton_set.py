@@ -3,8 +3,9 @@
 Registered as ``"triton"`` in :mod:`qhybrid.sim.kernels`. It subclasses the torch reference and
 overrides the kernels Triton has (:mod:`qhybrid.sim.triton.ops`: the fused 1-qubit layer, dense
 and controlled gates, diagonals, the cost-phase lookup, the Walsh-Hadamard passes, expectations
-and inner products, the QAOA sweep); CNOT / SWAP ladders (index views) and the QML layer stay on
-the torch reference. States are the interface's complex tensors, read in place as interleaved
+and inner products, the QAOA sweep, the QML layer's forward pass: runs of uncontrolled gates on
+distinct wires fused into one pass); CNOT / SWAP ladders (index views) and the QML adjoint sweep
+stay on the torch reference. States are the interface's complex tensors, read in place as interleaved
 floats (no planar copy). The set takes CUDA tensors, and CPU tensors under Triton's interpreter
 (``TRITON_INTERPRET=1`` before the first import: tests only). Importing this module imports
 Triton: without it :func:`qhybrid.sim.kernels.get_kernel_set` reports the set unavailable, and
@@ -126,3 +127,28 @@ class TritonKernels(TorchKernels):
         ops.walsh(state, bits, tiles=self.tiles)
         ops.run_pass(state, [], lookup=(self._zsums[key], n, table), tiles=self.tiles)
         ops.walsh(state, bits, tiles=self.tiles)
+
+    # -- the QML layer ------------------------------------------------------------------------
+    def qml_forward(self, state, mats, plan, scratch):
+        """``plan.gates`` in order: each run of uncontrolled gates on distinct wires (at most
+        ``tiles.pass_bits``) as one fused pass, a controlled gate as one masked pass."""
+        n, run, bits = plan.n_wires, [], []
+
+        def flush():
+            if run:
+                ops.apply_layer(state, bits, torch.stack(run, dim=1), tiles=self.tiles)
+                run.clear()
+                bits.clear()
+
+        for (control, target), m in zip(plan.gates, mats):
+            m = m.reshape(-1, 2, 2)
+            bit = n - 1 - int(target)
+            if control >= 0:
+                flush()
+                ops.apply_dense(state, m, [bit], [n - 1 - int(control)], tiles=self.tiles)
+                continue
+            if bit in bits or len(bits) == self.tiles.pass_bits:
+                flush()
+            run.append(m)
+            bits.append(bit)
+        flush()
