@@ -9,7 +9,8 @@
 - **time**: the device's copy bandwidth (a large ``copy_``), each pass's bandwidth as a fraction
   of it (target >= 70 %), QAOA Max-Cut energy+gradient (p = 2) against the bandwidth floor of
   the fused sweep (``benchmarks/qaoa.py``'s ``bytes_moved``; target <= 1.5x at n >= 24), and
-  ``lightning.gpu`` side by side when PennyLane and it are installed.
+  ``lightning.gpu`` side by side when PennyLane and it are installed, and the QML classifier's
+  forward pass at 26 wires on the triton kernel set against the torch set.
 
 Torch, numpy and qhybrid only (PennyLane optional). ``--interpret`` (gpu_check.py) runs it on CPU
 tensors under Triton's interpreter at tiny sizes: the script's own test, not a measurement.
@@ -224,9 +225,45 @@ def time_triton(ctx, print_row) -> list[dict]:
         del x, y, index, w
     rows += _time_qaoa(ctx, print_row, tiles, bw)
     rows += _time_lightning(ctx, print_row)
-    rows.append({"section": "triton", "workload": "QML 26-wire sample step", "note": "not timed: no Triton QML kernel yet"})
-    print_row(rows[-1])
+    rows += _time_qml(ctx, print_row)
     return rows
+
+
+def _time_qml(ctx, print_row) -> list[dict]:
+    """The QML classifier's forward pass (3 x (RY, RZ on every wire, CNOT ring)) on one 26-wire
+    sample, complex64, on the triton kernel set against the torch set (the adjoint sweep is the
+    torch set's in both: no Triton kernel for it yet)."""
+    from types import SimpleNamespace
+
+    row = {"section": "triton", "workload": "QML forward, 1 sample (triton set / torch set)",
+           "dtype": "complex64"}
+    try:
+        from qhybrid.sim.kernels import get_kernel_set
+
+        tri, ref = get_kernel_set("triton"), get_kernel_set("torch")
+    except Exception as exc:  # the kernel-set package is not in this tree yet
+        row["note"] = f"not timed: {type(exc).__name__}: {str(exc)[:80]}"
+        print_row(row)
+        return [row]
+    n = row["n"] = ctx.sizes(26, 6)
+    gates = []
+    for _ in range(3):
+        gates += [(-1, w) for w in range(n)] * 2 + [(w, (w + 1) % n) for w in range(n)]
+    plan = SimpleNamespace(gates=gates, n_wires=n)
+    rng = np.random.default_rng(5)
+    ang = torch.tensor(rng.uniform(-3, 3, size=len(gates)))
+    c, s = torch.cos(ang / 2), torch.sin(ang / 2)
+    mats = torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2).to(torch.complex64).to(ctx.device)
+    state = torch.zeros((1, 2**n), dtype=torch.complex64, device=ctx.device)
+    scratch = torch.empty(2**n, dtype=torch.complex64, device=ctx.device)
+    try:
+        row["forward_s"] = _median(ctx, lambda: tri.qml_forward(state, mats, plan, scratch))
+        row["grad_s"] = _median(ctx, lambda: ref.qml_forward(state, mats, plan, scratch))
+        row["note"] = f"grad_s column = the torch set's forward ({row['grad_s'] / row['forward_s']:.1f}x)"
+    except Exception as exc:
+        row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
+    print_row(row)
+    return [row]
 
 
 def _time_qaoa(ctx, print_row, tiles, bw) -> list[dict]:
