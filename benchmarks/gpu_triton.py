@@ -136,7 +136,7 @@ def check_triton(ctx) -> list[str]:
 
     params = np.array([[0.4, -0.3], [0.6, 0.25]])
     for n in ctx.sizes([12, 18], [6]):
-        d_dev, d_cpu = _qaoa_diag(n, ctx.device), _qaoa_diag(n, "cpu")
+        d_dev = _qaoa_diag(n, ctx.device)
         e_cpu, g_cpu = QAOA(d_cpu_edges(n), n_nodes=n).energy_and_grad(params)
         for dt in ctx.dtypes:
             sweep = TritonSweep(d_dev, symmetric=True, dtype=dt, device=ctx.device, tiles=tiles)
@@ -193,36 +193,16 @@ def time_triton(ctx, print_row) -> list[dict]:
     print_row(rows[-1])
     for dt in ctx.dtypes:
         x = torch.ones((1, 2**n), dtype=dt, device=ctx.device)
-        sbytes = x.numel() * x.element_size()
-        low, high = list(range(tiles.pass_bits)), list(range(tiles.pass_bits, min(n, 2 * tiles.pass_bits)))
-        gates = torch.eye(2, dtype=dt, device=ctx.device).expand(1, tiles.pass_bits, 2, 2).contiguous()
-        table = torch.ones(2 * n + 1, dtype=dt, device=ctx.device)
-        index = torch.zeros(2**n, dtype=torch.int8, device=ctx.device)
-        w = torch.ones(2**n, dtype=torch.float64, device=ctx.device)
-        y = torch.empty_like(x)
-        passes = [
-            ("butterflies, low bits", 2, lambda: ops.run_pass(x, low, pre="butterfly", tiles=tiles)),
-            ("mixer W D' W, high bits", 2.0 + 1 / x.element_size(),
-             lambda: ops.run_pass(x, high, pre="butterfly", post="butterfly", lookup=(index, n, table), tiles=tiles)),
-            ("1-qubit layer, low bits", 2, lambda: ops.apply_layer(x, low, gates, tiles=tiles)),
-            ("1-qubit layer, high bits", 2, lambda: ops.apply_layer(x, high, gates[:, :len(high)], tiles=tiles)),
-            ("dense 2-qubit", 2, lambda: ops.apply_dense(x, gates[0, :1].kron(gates[0, 0])[None], [n - 1, 0], tiles=tiles)),
-            ("controlled 2-qubit", 1, lambda: ops.apply_dense(x, gates[0, :1], [3], [n - 2], tiles=tiles)),
-            ("diagonal 2-qubit", 2, lambda: ops.apply_diagonal(x, table[None, :4], [0, n - 1], tiles=tiles)),
-            ("expectation <C>", 1 + 8 / x.element_size(), lambda: ops.expect(x, ops.Weights("values", w=w), tiles=tiles)),
-            ("inner <a|C|b>", 2 + 8 / x.element_size(), lambda: ops.inner(x, y, ops.Weights("values", w=w), tiles=tiles)),
-        ]
-        for label, states, fn in passes:
+        for label, states, fn in _passes(ops, tiles, x, n):
             try:
                 t = _median(ctx, fn)
-                frac = states * sbytes / t / bw
+                frac = states * x.numel() * x.element_size() / t / bw
                 note = f"{frac:.0%} of copy: {_verdict(frac >= TARGET_PASS)}"
             except Exception as exc:
                 t, note = None, f"{type(exc).__name__}: {str(exc)[:100]}"
             rows.append({"section": "triton", "workload": f"pass: {label}", "n": n,
                          "dtype": str(dt).replace("torch.", ""), "forward_s": t, "note": note})
             print_row(rows[-1])
-        del x, y, index, w
     rows += _time_qaoa(ctx, print_row, tiles, bw)
     rows += _time_lightning(ctx, print_row)
     rows += _time_qml(ctx, print_row)
@@ -266,6 +246,31 @@ def _time_qml(ctx, print_row) -> list[dict]:
     return [row]
 
 
+def _passes(ops, tiles, x, n):
+    """``(label, states moved, fn)`` of every pass timed on the state ``x`` (``states``: how many
+    state-sized buffers the pass reads plus writes, its index and weight arrays included)."""
+    dt, dev, item = x.dtype, x.device, x.element_size()
+    low, high = list(range(tiles.pass_bits)), list(range(tiles.pass_bits, min(n, 2 * tiles.pass_bits)))
+    gates = torch.eye(2, dtype=dt, device=dev).expand(1, tiles.pass_bits, 2, 2).contiguous()
+    table = torch.ones(2 * n + 1, dtype=dt, device=dev)
+    index = torch.zeros(2**n, dtype=torch.int8, device=dev)
+    w = ops.Weights("values", w=torch.ones(2**n, dtype=torch.float64, device=dev))
+    y = torch.empty_like(x)
+    two = gates[0, :1].kron(gates[0, 0])[None]
+    return [
+        ("butterflies, low bits", 2, lambda: ops.run_pass(x, low, pre="butterfly", tiles=tiles)),
+        ("mixer W D' W, high bits", 2.0 + 1 / item,
+         lambda: ops.run_pass(x, high, pre="butterfly", post="butterfly", lookup=(index, n, table), tiles=tiles)),
+        ("1-qubit layer, low bits", 2, lambda: ops.apply_layer(x, low, gates, tiles=tiles)),
+        ("1-qubit layer, high bits", 2, lambda: ops.apply_layer(x, high, gates[:, :len(high)], tiles=tiles)),
+        ("dense 2-qubit", 2, lambda: ops.apply_dense(x, two, [n - 1, 0], tiles=tiles)),
+        ("controlled 2-qubit", 1, lambda: ops.apply_dense(x, gates[0, :1], [3], [n - 2], tiles=tiles)),
+        ("diagonal 2-qubit", 2, lambda: ops.apply_diagonal(x, table[None, :4], [0, n - 1], tiles=tiles)),
+        ("expectation <C>", 1 + 8 / item, lambda: ops.expect(x, w, tiles=tiles)),
+        ("inner <a|C|b>", 2 + 8 / item, lambda: ops.inner(x, y, w, tiles=tiles)),
+    ]
+
+
 def _time_qaoa(ctx, print_row, tiles, bw) -> list[dict]:
     import importlib.util
     from pathlib import Path
@@ -289,7 +294,6 @@ def _time_qaoa(ctx, print_row, tiles, bw) -> list[dict]:
                 x = row["grad_s"] / floor
                 met = x <= TARGET_FLOOR if n >= 24 else True
                 row["note"] = f"floor {floor * 1e3:.3f} ms, {x:.1f}x floor" + (f": {_verdict(met)}" if n >= 24 else "")
-                del sweep
             except Exception as exc:  # out of memory at the largest n, most likely
                 row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
             rows.append(row)
