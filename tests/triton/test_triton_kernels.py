@@ -126,3 +126,21 @@ def test_pass_diagonals_and_init(triton_ops, guarded, rng):
     for bit in (1, 2):
         want = _ref(want[None], np.array([[[1, 1], [1, -1]]]), [n - 1 - bit], n)[0]
     _close(x.t, want[None], torch.complex128)
+
+
+def test_guard_bands_catch_an_unmasked_store(triton_ops, guarded):
+    """The harness itself: an unmasked store past the end of a guarded buffer trips its guard."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def unmasked_double(x_ptr, BLOCK: tl.constexpr):
+        z = tl.arange(0, BLOCK)
+        tl.store(x_ptr + z, tl.load(x_ptr + z) * 2.0)
+
+    g = guarded(torch.ones(10, dtype=torch.float64))
+    unmasked_double[(1,)](g.t, BLOCK=16)
+    with pytest.raises(AssertionError, match="guard band"):
+        g.check()
+    pad = (g.buffer.numel() - g.t.numel()) // 2
+    g.buffer[-pad:] = g.fill  # restored, so the fixture's own check passes

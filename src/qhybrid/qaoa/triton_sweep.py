@@ -8,7 +8,8 @@ bits are cut into a *low* group (the ``pass_bits`` lowest) and high groups; one 
 is a low pass (finish the previous mixer's low butterflies, cost phase, start the next mixer's)
 and one pass per high group (the last one doing butterflies, ``D'``, butterflies). The adjoint
 un-applies both states (``psi`` and ``lambda = C psi``), reading the gradients with the
-reduction kernels between passes.
+reduction kernels between passes (a layer's cost phase is undone inside the next transform's
+first pass).
 
 It trusts its inputs (:class:`~qhybrid.qaoa.QAOA` validates them).
 """
@@ -112,8 +113,9 @@ class TritonSweep:
         ops.run_pass(x, self.low, post="butterfly", tiles=t, **self._mixer(beta, conj=True))
         self._walsh_high(x, None)
 
-    def _walsh(self, x) -> None:
-        ops.run_pass(x, self.low, pre="butterfly", tiles=self.tiles)
+    def _walsh(self, x, diagonal: dict | None = None) -> None:
+        """``x <- W [D] x``: the low pass applies the diagonal ``D`` (a pass argument) first."""
+        ops.run_pass(x, self.low, post="butterfly", tiles=self.tiles, **(diagonal or {}))
         self._walsh_high(x, None)
 
     def energy_one(self, gam, bet) -> float:
@@ -129,17 +131,15 @@ class TritonSweep:
         e = self.fold * float(ops.expect(psi, self.cost, tiles=t)[0])
         ops.scale(psi, self.cost, lam, tiles=t)
         g = np.zeros((2, p))
+        undo = None  # the conj cost phase of the layer after this one, applied in the first pass
         for layer in reversed(range(p)):
-            self._walsh(psi)
-            self._walsh(lam)
+            self._walsh(psi, undo)
+            self._walsh(lam, undo)
             g[1, layer] = 2.0 * self.fold * float(ops.inner(lam, psi, self.zweights, tiles=t)[0].imag) / self.size
             self._unapply_mixer(psi, bet[layer])
             self._unapply_mixer(lam, bet[layer])
             g[0, layer] = 2.0 * self.fold * float(ops.inner(lam, psi, self.cost, tiles=t)[0].imag)
-            if layer:
-                ph = self._phase(gam[layer], conj=True)
-                ops.run_pass(psi, [], tiles=t, **ph)
-                ops.run_pass(lam, [], tiles=t, **ph)
+            undo = self._phase(gam[layer], conj=True)
         return e, g
 
     # -- the kernel set's QAOA engine interface -------------------------------------------
