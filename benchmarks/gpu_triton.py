@@ -28,6 +28,13 @@ TILES = [(10, 4096, 2048, 128), (8, 2048, 1024, 64), (6, 1024, 1024, 32), (4, 25
 TARGET_PASS = 0.70  # fraction of copy bandwidth every pass should reach
 TARGET_FLOOR = 1.5  # QAOA energy+gradient at n >= 24 within this factor of the floor
 STATE = {}  # what the sections share: the chosen Tiles, the copy bandwidth, the targets' verdicts
+BUDGET_S = 420.0  # the section's own time limit (compiles included): later items are skipped, said so
+
+
+def _late(ctx) -> bool:
+    """Past the section's deadline (``ctx.deadline`` when gpu_check set one, else BUDGET_S from the start)."""
+    deadline = getattr(ctx, "deadline", None) or STATE.setdefault("deadline", time.monotonic() + BUDGET_S)
+    return time.monotonic() > deadline
 
 
 def _ops():
@@ -117,6 +124,7 @@ def check_triton(ctx) -> list[str]:
     """Compile (tile fallback), the random circuit at larger sizes, and QAOA vs torch and the CPU engine."""
     from qhybrid.sim.triton import triton_status
 
+    _late(ctx)  # starts the section's clock
     ok, why = triton_status(ctx.device if ctx.device.type == "cuda" else None)
     print(f"    - triton_status: {why}")
     if not ok:
@@ -126,7 +134,7 @@ def check_triton(ctx) -> list[str]:
         return failures
     tiles, tol = STATE["tiles"], {torch.complex128: 1e-10, torch.complex64: 1e-4}
     for dt in ctx.dtypes:
-        for n in ctx.sizes([12, 16], [6]):
+        for n in ctx.sizes([12], [6]):  # compile_triton's variants: each new shape is another compile
             err = _circuit_errors(ctx, tiles, dt, n, seed=n)
             if not err <= tol[dt]:
                 failures.append(f"circuit n={n} {dt}: max |diff| {err:.1e}")
@@ -135,7 +143,7 @@ def check_triton(ctx) -> list[str]:
     from qhybrid.qaoa.triton_sweep import TritonSweep
 
     params = np.array([[0.4, -0.3], [0.6, 0.25]])
-    for n in ctx.sizes([12, 18], [6]):
+    for n in ctx.sizes([14, 24], [6]):  # 13 and 23 bits: groups of 10 and 3, as the timed n = 24
         d_dev = _qaoa_diag(n, ctx.device)
         e_cpu, g_cpu = QAOA(d_cpu_edges(n), n_nodes=n).energy_and_grad(params)
         for dt in ctx.dtypes:
@@ -191,19 +199,24 @@ def time_triton(ctx, print_row) -> list[dict]:
     rows.append({"section": "triton", "workload": "copy bandwidth (GB/s)", "n": n, "dtype": "complex128",
                  "value": bw / 1e9})
     print_row(rows[-1])
+    # the targets first (QAOA complex128, then the passes), then what is left time for
+    rows += _time_qaoa(ctx, print_row, tiles, bw, torch.complex128, ctx.sizes([20, 24, 26, 28, 30], [6]))
     for dt in ctx.dtypes:
         x = torch.ones((1, 2**n), dtype=dt, device=ctx.device)
         for label, states, fn in _passes(ops, tiles, x, n):
+            row = {"section": "triton", "workload": f"pass: {label}", "n": n, "dtype": str(dt).replace("torch.", "")}
             try:
-                t = _median(ctx, fn)
+                if _late(ctx):
+                    raise TimeoutError("skipped: past the section's time budget")
+                row["forward_s"] = t = _median(ctx, fn)
                 frac = states * x.numel() * x.element_size() / t / bw
-                note = f"{frac:.0%} of copy: {_verdict(frac >= TARGET_PASS)}"
+                row["note"] = f"{frac:.0%} of copy: {_verdict(frac >= TARGET_PASS)}"
             except Exception as exc:
-                t, note = None, f"{type(exc).__name__}: {str(exc)[:100]}"
-            rows.append({"section": "triton", "workload": f"pass: {label}", "n": n,
-                         "dtype": str(dt).replace("torch.", ""), "forward_s": t, "note": note})
-            print_row(rows[-1])
-    rows += _time_qaoa(ctx, print_row, tiles, bw)
+                row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
+            rows.append(row)
+            print_row(row)
+    if torch.complex64 in ctx.dtypes:
+        rows += _time_qaoa(ctx, print_row, tiles, bw, torch.complex64, ctx.sizes([24], [6]))
     rows += _time_lightning(ctx, print_row)
     rows += _time_qml(ctx, print_row)
     return rows
@@ -217,6 +230,10 @@ def _time_qml(ctx, print_row) -> list[dict]:
 
     row = {"section": "triton", "workload": "QML forward, 1 sample (triton set / torch set)",
            "dtype": "complex64"}
+    if _late(ctx):
+        row["note"] = "skipped: time budget"
+        print_row(row)
+        return [row]
     try:
         from qhybrid.sim.kernels import get_kernel_set
 
@@ -271,7 +288,7 @@ def _passes(ops, tiles, x, n):
     ]
 
 
-def _time_qaoa(ctx, print_row, tiles, bw) -> list[dict]:
+def _time_qaoa(ctx, print_row, tiles, bw, dt, sizes) -> list[dict]:
     import importlib.util
     from pathlib import Path
 
@@ -281,30 +298,35 @@ def _time_qaoa(ctx, print_row, tiles, bw) -> list[dict]:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     rows, params = [], np.array([[[0.4, -0.3], [0.6, 0.25]]])
-    for n in ctx.sizes([20, 24, 26, 28, 30], [6]):
-        for dt in ctx.dtypes:
-            row = {"section": "triton", "workload": "QAOA Max-Cut e+g p=2", "n": n,
-                   "dtype": str(dt).replace("torch.", ""), "params": 4}
-            try:
-                sweep = TritonSweep(_qaoa_diag(n, ctx.device), symmetric=True, dtype=dt, device=ctx.device, tiles=tiles)
-                row["grad_s"] = _median(ctx, lambda: sweep.energy_and_grad(params))
-                row["forward_s"] = _median(ctx, lambda: sweep.energy(params))
-                row["value"] = float(sweep.energy(params)[0])
-                floor = bench.bytes_moved(n, 2, dtype=dt) / bw
-                x = row["grad_s"] / floor
-                met = x <= TARGET_FLOOR if n >= 24 else True
-                row["note"] = f"floor {floor * 1e3:.3f} ms, {x:.1f}x floor" + (f": {_verdict(met)}" if n >= 24 else "")
-            except Exception as exc:  # out of memory at the largest n, most likely
-                row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
-            rows.append(row)
-            print_row(row)
-            if ctx.device.type == "cuda":
-                torch.cuda.empty_cache()
+    for n in sizes:
+        row = {"section": "triton", "workload": "QAOA Max-Cut e+g p=2", "n": n,
+               "dtype": str(dt).replace("torch.", ""), "params": 4}
+        try:
+            if _late(ctx):
+                raise TimeoutError("skipped: past the section's time budget")
+            sweep = TritonSweep(_qaoa_diag(n, ctx.device), symmetric=True, dtype=dt, device=ctx.device, tiles=tiles)
+            row["grad_s"] = _median(ctx, lambda: sweep.energy_and_grad(params))
+            row["forward_s"] = _median(ctx, lambda: sweep.energy(params))
+            row["value"] = float(sweep.energy(params)[0])
+            floor = bench.bytes_moved(n, 2, dtype=dt) / bw
+            x = row["grad_s"] / floor
+            met = x <= TARGET_FLOOR if n >= 24 else True
+            row["note"] = f"floor {floor * 1e3:.3f} ms, {x:.1f}x floor" + (f": {_verdict(met)}" if n >= 24 else "")
+        except Exception as exc:  # out of memory at the largest n, most likely
+            row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
+        rows.append(row)
+        print_row(row)
+        if ctx.device.type == "cuda":
+            torch.cuda.empty_cache()
     return rows
 
 
 def _time_lightning(ctx, print_row) -> list[dict]:
     """QAOA Max-Cut e+g (p = 2, adjoint) on lightning.gpu, when PennyLane and it are installed."""
+    if _late(ctx):
+        row = {"section": "triton", "workload": "lightning.gpu QAOA e+g p=2", "note": "skipped: time budget"}
+        print_row(row)
+        return [row]
     try:
         import pennylane as qml
 
