@@ -15,8 +15,10 @@ Exit status 1 when any check fails (or a section crashes), 0 otherwise.
 Usage::
 
     python benchmarks/gpu_check.py                 # on the CUDA machine (a few minutes at most)
-    python benchmarks/gpu_check.py --cpu-smoke     # tiny sizes on CPU, to know the script works
+    python benchmarks/gpu_check.py --small         # tiny sizes (CPU without CUDA), to know the script works
+    python benchmarks/gpu_check.py --interpret     # the Triton section on CPU under Triton's interpreter
     python benchmarks/gpu_check.py --only engine --repeats 5 --no-time
+    python benchmarks/gpu_check.py --out DIR       # also write DIR/gpu_check.json and gpu_check.md ($OUT)
 
 The QAOA and QML engineers add their sections to ``SECTIONS`` at the bottom
 (see "EXTENSION POINT").
@@ -322,11 +324,14 @@ SECTIONS = [
 
 
 def _bench_module(name):
-    """Load ``benchmarks/<name>.py`` by path (the folder is not a package)."""
+    """Load ``benchmarks/<name>.py`` by path (the folder is not a package), once."""
     import importlib.util
 
+    if f"qhybrid_bench_{name}" in sys.modules:
+        return sys.modules[f"qhybrid_bench_{name}"]
     spec = importlib.util.spec_from_file_location(f"qhybrid_bench_{name}", Path(__file__).with_name(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -351,35 +356,94 @@ def time_qaoa(ctx):  # benchmarks/qaoa.py: energy+gradient at n = 20, 24, 26, 28
 
 
 SECTIONS.append(("qaoa", check_qaoa, time_qaoa))
+
+
+def check_triton(ctx):  # benchmarks/gpu_triton.py: compile (tile fallback), vs torch and the CPU engine
+    return _bench_module("gpu_triton").check_triton(ctx)
+
+
+def time_triton(ctx):  # benchmarks/gpu_triton.py: copy bandwidth, per-pass fraction, QAOA vs floor, lightning.gpu
+    return _bench_module("gpu_triton").time_triton(ctx, print_row)
+
+
+SECTIONS.append(("triton", check_triton, time_triton))
 # ================================================================ END EXTENSION POINT
 
 
-def main(argv=None) -> int:
+class _Tee:
+    """stdout that is also kept (the markdown report written to ``--out``)."""
+
+    def __init__(self, stream):
+        self.stream, self.parts = stream, []
+
+    def write(self, text):
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def _parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cpu-smoke", action="store_true", help="tiny sizes on CPU (no CUDA needed)")
+    parser.add_argument("--cpu-smoke", "--small", dest="small", action="store_true",
+                        help="tiny sizes (on CPU when there is no CUDA device): to know the script works")
+    parser.add_argument("--interpret", action="store_true",
+                        help="the Triton section on CPU tensors under Triton's interpreter (implies --small "
+                             "and, without --only, --only triton)")
     parser.add_argument("--only", default=None, help="comma-separated section names")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dtype", choices=[*DTYPES, "both"], default="both")
     parser.add_argument("--no-time", action="store_true", help="correctness checks only")
+    parser.add_argument("--out", default=os.environ.get("OUT"),
+                        help="folder for gpu_check.json and gpu_check.md (default: $OUT when set)")
     args = parser.parse_args(argv)
-
-    if args.cpu_smoke:
-        device = torch.device("cpu")
-    elif torch.cuda.is_available():
-        device = torch.device("cuda")
-    else:
-        print("no CUDA device; run with --cpu-smoke to check the script on CPU", file=sys.stderr)
-        return 2
+    if args.interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # read when the Triton kernels are first imported
+        args.small = True
+        args.only = args.only or "triton"
     names = [s for s, _, _ in SECTIONS]
     only = names if args.only is None else [s.strip() for s in args.only.split(",")]
     unknown = [s for s in only if s not in names]
     if unknown:
         parser.error(f"--only: unknown section(s) {unknown}; valid: {', '.join(names)}")
-    dtypes = list(DTYPES.values()) if args.dtype == "both" else [DTYPES[args.dtype]]
-    ctx = Context(device=device, smoke=args.cpu_smoke, repeats=args.repeats, dtypes=dtypes)
+    return args, only
 
-    print(f"## qhybrid GPU check on {device}{' (CPU smoke run)' if args.cpu_smoke else ''}\n")
-    for line in machine_info(device):
+
+def main(argv=None) -> int:
+    args, only = _parse(argv)
+    if args.interpret or (args.small and not torch.cuda.is_available()):
+        device = torch.device("cpu")
+    elif torch.cuda.is_available():
+        device = torch.device("cuda")
+    else:
+        print("no CUDA device; run with --small (or --interpret) to check the script on CPU", file=sys.stderr)
+        return 2
+    dtypes = list(DTYPES.values()) if args.dtype == "both" else [DTYPES[args.dtype]]
+    ctx = Context(device=device, smoke=args.small, repeats=args.repeats, dtypes=dtypes)
+    tee = sys.stdout = _Tee(sys.stdout)
+    report = {"device": str(device), "small": args.small, "interpret": args.interpret,
+              "machine": machine_info(device), "checks": {}, "rows": []}
+    try:
+        failed = _run(ctx, args, only, report)
+    finally:
+        sys.stdout = tee.stream
+    if args.out:
+        import json
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "gpu_check.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+        (out / "gpu_check.md").write_text("".join(tee.parts))
+        print(f"wrote {out / 'gpu_check.json'} and {out / 'gpu_check.md'}")
+    return 1 if failed else 0
+
+
+def _run(ctx, args, only, report) -> bool:
+    device = ctx.device
+    tag = " (interpreter, tiny sizes)" if args.interpret else " (small sizes)" if args.small else ""
+    print(f"## qhybrid GPU check on {device}{tag}\n")
+    for line in report["machine"]:
         print(f"- {line}")
     failed = False
     print("\n### correctness\n")
@@ -393,6 +457,7 @@ def main(argv=None) -> int:
             failures = ["crashed:\n" + traceback.format_exc()]
         failed |= bool(failures)
         status = "PASS" if not failures else f"FAIL ({len(failures)})"
+        report["checks"][name] = {"status": status, "failures": failures, "seconds": time.perf_counter() - t0}
         print(f"- {name}: {status} in {time.perf_counter() - t0:.1f} s")
         for f in failures[:20]:
             print(f"    - {f}")
@@ -404,12 +469,17 @@ def main(argv=None) -> int:
             if name not in only or timer is None:
                 continue
             try:
-                timer(ctx)
+                report["rows"] += timer(ctx) or []
             except Exception:
                 failed = True
                 print(f"\n{name}: timing crashed:\n{traceback.format_exc()}")
+        missed = [r for r in report["rows"] if "MISSED" in str(r.get("note", ""))]
+        met = [r for r in report["rows"] if "target met" in str(r.get("note", ""))]
+        if met or missed:
+            print(f"\ntargets: {len(met)} met, {len(missed)} missed"
+                  + (" (interpreter timings mean nothing)" if args.interpret else ""))
     print(f"\n{'FAILED' if failed else 'OK'}")
-    return 1 if failed else 0
+    return failed
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+"""Compile the Triton kernels for a CUDA target ahead of time, on a machine without a GPU.
+
+Triton's front and back ends (TTIR -> TTGIR -> LLVM IR -> PTX -> cubin with the bundled
+``ptxas``) need no GPU: this compiles each kernel variant that ``gpu_check.py`` launches, for
+compute capability 8.0 (A100) and 9.0 (H100/H200) by default, and prints the compile time and the
+shared memory each variant uses. A variant that fails here fails on the GPU too; one that
+compiles here may still fail to launch there (registers, occupancy).
+
+    python benchmarks/triton_compile.py                 # every variant, sm_90
+    python benchmarks/triton_compile.py --quick --cc 80 # one variant per kernel
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.pop("TRITON_INTERPRET", None)  # compiled kernels, not interpreted ones
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+FP = {"complex128": "*fp64", "complex64": "*fp32"}
+
+
+def variants(dtype: str, quick: bool):
+    """``(label, kernel name, signature, constexprs)`` of the variants a GPU run launches."""
+    fp = FP[dtype]
+    base = {"x_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "sorted_ptr": "*i32", "mat_ptr": fp,
+            "mat_bstride": "i32", "index_ptr": "*i16", "shift": "i32", "lut_ptr": fp, "lut_len": "i32",
+            "lut_bstride": "i32", "scal_ptr": "*fp64"}
+    passes = [("qaoa low pass (W, phase, W)", dict(G=10, BLOCK_R=4, PRE=1, DIAG=1, POST=1, INIT=False, ZS=2)),
+              ("1-qubit layer, 10 gates", dict(G=10, BLOCK_R=4, PRE=2, DIAG=0, POST=0, INIT=False, ZS=2)),
+              ("qaoa first layer (init, phase, W)", dict(G=10, BLOCK_R=4, PRE=0, DIAG=1, POST=1, INIT=True, ZS=2)),
+              ("direct cost phase", dict(G=0, BLOCK_R=4096, PRE=0, DIAG=2, POST=0, INIT=False, ZS=2)),
+              ("single gate", dict(G=1, BLOCK_R=2048, PRE=2, DIAG=0, POST=0, INIT=False, ZS=2))]
+    out = [(label, "pass_kernel", base, c) for label, c in passes[: 1 if quick else None]]
+    dense = {"x_ptr": fp, "N": "i32", "PS": "i32", "tpos_ptr": "*i32", "sorted_ptr": "*i32", "cmask": "i64",
+             "mat_ptr": fp, "mat_bstride": "i32"}
+    for k, nf in ((2, 2), (1, 2), (3, 3))[: 1 if quick else None]:
+        out.append((f"dense K={k}, {nf - k} controls", "dense_kernel", dense, dict(K=k, NF=nf, BLOCK_R=128, ZS=2)))
+    red = {"a_ptr": fp, "b_ptr": fp, "N": "i32", "PS": "i32", "w_ptr": "*fp64", "w_index_ptr": "*i64",
+           "w_shift": "i32", "out_ptr": "*fp64", "P": "i32"}
+    for w, inner in ((3, False), (1, True), (2, True))[: 1 if quick else None]:
+        out.append((f"reduce W={w} inner={inner}", "reduce_kernel", red, dict(W=w, INNER=inner, BLOCK=2048, ZS=2)))
+    if not quick:
+        diag = {"x_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "d_ptr": fp, "d_bstride": "i32"}
+        out.append(("diagonal K=2", "diag_kernel", diag, dict(K=2, BLOCK=2048, ZS=2)))
+        scale = {"a_ptr": fp, "out_ptr": fp, "N": "i32", "PS": "i32", "w_ptr": "*fp64", "w_index_ptr": "*i8",
+                 "w_shift": "i32"}
+        out.append(("scale W=2", "scale_kernel", scale, dict(W=2, BLOCK=2048, ZS=2)))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cc", type=int, nargs="+", default=[90], help="compute capabilities (80, 90, ...)")
+    parser.add_argument("--dtype", choices=[*FP, "both"], default="complex128")
+    parser.add_argument("--quick", action="store_true", help="one variant per kernel")
+    args = parser.parse_args(argv)
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from qhybrid.sim.triton import kernels
+
+    failed = False
+    print("| cc | dtype | variant | compile s | shared bytes | warps | result |\n|---|---|---|---|---|---|---|")
+    for cc in args.cc:
+        for dtype in (FP if args.dtype == "both" else [args.dtype]):
+            for label, name, sig, const in variants(dtype, args.quick):
+                signature = {**sig, **{k: "constexpr" for k in const}}
+                keys = list(signature)
+                src = ASTSource(fn=getattr(kernels, name), signature=signature,
+                                constexprs={(keys.index(k),): v for k, v in const.items()})
+                t0 = time.perf_counter()
+                try:
+                    c = triton.compile(src, target=GPUTarget("cuda", cc, 32))
+                    row = (f"{time.perf_counter() - t0:.1f}", c.metadata.shared, c.metadata.num_warps, "ok")
+                except Exception as exc:
+                    failed = True
+                    row = (f"{time.perf_counter() - t0:.1f}", "", "", f"{type(exc).__name__}: {str(exc)[:120]}")
+                print(f"| {cc} | {dtype} | {label} | " + " | ".join(map(str, row)) + " |", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""The Triton kernel set: the torch reference's interface on the Triton kernels (CUDA).
+
+Registered as ``"triton"`` in :mod:`qhybrid.sim.kernels`. It subclasses the torch reference and
+overrides the kernels Triton has (:mod:`qhybrid.sim.triton.ops`: the fused 1-qubit layer, dense
+and controlled gates, diagonals, the cost-phase lookup, the Walsh-Hadamard passes, expectations
+and inner products, the QAOA sweep, the QML layer's forward pass: runs of uncontrolled gates on
+distinct wires fused into one pass); CNOT / SWAP ladders (index views) and the QML adjoint sweep
+stay on the torch reference. States are the interface's complex tensors, read in place as interleaved
+floats (no planar copy). The set takes CUDA tensors, and CPU tensors under Triton's interpreter
+(``TRITON_INTERPRET=1`` before the first import: tests only). Importing this module imports
+Triton: without it :func:`qhybrid.sim.kernels.get_kernel_set` reports the set unavailable, and
+:func:`qhybrid.sim.triton.triton_status` says why a GPU device runs the torch reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from qhybrid.sim.triton import interpreting
+from qhybrid.sim.triton import ops
+from qhybrid.sim.triton.ops import DEFAULT, Weights
+
+from .torch_set import TorchKernels
+
+#: dense matrices on more wires than this go to the torch reference (a tile of 2**K x 2**K per row)
+MAX_DENSE_WIRES = 4
+
+
+def _bits(wires, n):
+    return [n - 1 - int(w) for w in wires]
+
+
+class TritonKernels(TorchKernels):
+    """Triton kernels behind the :class:`~qhybrid.sim.kernels.base.KernelSet` interface.
+
+    Args:
+        tiles: the kernels' tile sizes (:class:`qhybrid.sim.triton.ops.Tiles`).
+    """
+
+    name = "triton"
+    device_types = ("cuda",)
+
+    def __init__(self, *, tiles: ops.Tiles = DEFAULT):
+        self.tiles = tiles
+        self._zsums: dict = {}
+
+    def runs_on(self, device_type: str) -> bool:
+        """CUDA; also CPU while Triton's interpreter is on."""
+        return device_type == "cuda" or (device_type == "cpu" and interpreting())
+
+    # -- gates --------------------------------------------------------------------------------
+    def apply_dense(self, state, matrix, wires, n):
+        if len(wires) > MAX_DENSE_WIRES:
+            return super().apply_dense(state, matrix, wires, n)
+        ops.apply_dense(state, matrix, _bits(wires, n), tiles=self.tiles)
+
+    def apply_controlled(self, state, matrix, controls, targets, n):
+        """``matrix`` ``(P, d, d)`` on ``targets`` where every wire of ``controls`` is 1 (the
+        amplitudes with a control at 0 are not read)."""
+        ops.apply_dense(state, matrix, _bits(targets, n), _bits(controls, n), tiles=self.tiles)
+
+    def apply_diagonal(self, state, diagonal, wires, n):
+        ops.apply_diagonal(state, diagonal, _bits(wires, n), tiles=self.tiles)
+
+    def phase_lookup(self, state, table, index):
+        ops.run_pass(state, [], lookup=(index, 0, table), tiles=self.tiles)
+
+    def apply_layer(self, state, step, n, *, perm=None, src=None, after=None, spare=None):
+        if perm is not None or after is not None:  # never asked: fused_ladders is False
+            return super().apply_layer(state, step, n, perm=perm, src=src, after=after, spare=spare)
+        mats = step.matrices.transpose(0, 1)  # (P, R, 2, 2): gate r of row p
+        ops.apply_layer(state, _bits(step.wires, n), mats, tiles=self.tiles)
+        return state
+
+    def walsh_hadamard(self, state, wires, n):
+        ops.walsh(state, _bits(wires, n), tiles=self.tiles)
+
+    # -- observables and inner products -----------------------------------------------------
+    def weighted_norm(self, state, weights):
+        return ops.expect(state, Weights("values", w=weights), tiles=self.tiles).cpu()
+
+    def pauli_expval(self, state, x, z):
+        if x:  # a bit flip: the torch reference's gather
+            return super().pauli_expval(state, x, z)
+        w = Weights.pauli_z([1.0], [z], state.device)
+        return ops.expect(state, w, tiles=self.tiles).to(torch.complex128).cpu()
+
+    def diag_mul_into(self, out, state, weights):
+        ops.scale(state, Weights("values", w=weights), out, tiles=self.tiles)
+
+    def vdot_real(self, ket, bra):
+        return ops.inner(ket, bra, tiles=self.tiles).real.cpu()
+
+    def generator_overlap(self, bra, ket, gen, wires, n):
+        g = np.asarray(gen)
+        if not wires or (g.ndim == 2 and len(wires) > MAX_DENSE_WIRES):
+            return super().generator_overlap(bra, ket, gen, wires, n)
+        gk = ket.clone()
+        gt = torch.tensor(g, dtype=ket.dtype, device=ket.device)[None]
+        if g.ndim == 1:
+            ops.apply_diagonal(gk, gt, _bits(wires, n), tiles=self.tiles)
+        else:
+            ops.apply_dense(gk, gt, _bits(wires, n), tiles=self.tiles)
+        return ops.inner(bra, gk, tiles=self.tiles).cpu()
+
+    # -- QAOA ---------------------------------------------------------------------------------
+    def qaoa_engine(self, diagonal, *, dtype, device, symmetric, memory_limit=None, **options):
+        from qhybrid.qaoa.triton_sweep import TritonSweep
+
+        return TritonSweep(diagonal, symmetric=symmetric, dtype=dtype, device=device,
+                           tiles=options.get("tiles", self.tiles))
+
+    def qaoa_cost_phase(self, state, cost, gamma):
+        ops.run_pass(state, [], direct=(cost, float(gamma)), tiles=self.tiles)
+
+    def qaoa_mixer(self, state, beta, n):
+        """``prod_w RX_w(2 beta)`` as ``W D W / 2**n`` (``D = exp(-i beta sum_i Z_i)`` in the
+        Hadamard basis, looked up from ``sum_i Z_i``)."""
+        key = (n, state.device)
+        if key not in self._zsums:
+            from qhybrid.qaoa.torch_engine import zsum
+
+            self._zsums[key] = zsum(n, state.device).contiguous()
+        vals = torch.arange(-n, n + 1, dtype=torch.float64, device=state.device)
+        table = torch.polar(torch.full_like(vals, 2.0**-n), -float(beta) * vals).to(state.dtype)
+        bits = list(range(n))
+        ops.walsh(state, bits, tiles=self.tiles)
+        ops.run_pass(state, [], lookup=(self._zsums[key], n, table), tiles=self.tiles)
+        ops.walsh(state, bits, tiles=self.tiles)
+
+    # -- the QML layer ------------------------------------------------------------------------
+    def qml_forward(self, state, mats, plan, scratch):
+        """``plan.gates`` in order: each run of uncontrolled gates on distinct wires (at most
+        ``tiles.pass_bits``) as one fused pass, a controlled gate as one masked pass."""
+        n, run, bits = plan.n_wires, [], []
+
+        def flush():
+            if run:
+                ops.apply_layer(state, bits, torch.stack(run, dim=1), tiles=self.tiles)
+                run.clear()
+                bits.clear()
+
+        for (control, target), m in zip(plan.gates, mats):
+            m = m.reshape(-1, 2, 2)
+            bit = n - 1 - int(target)
+            if control >= 0:
+                flush()
+                ops.apply_dense(state, m, [bit], [n - 1 - int(control)], tiles=self.tiles)
+                continue
+            if bit in bits or len(bits) == self.tiles.pass_bits:
+                flush()
+            run.append(m)
+            bits.append(bit)
+        flush()
