@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import os
+
 import pytest
-from kernelsets import KERNEL_SETS
 
 try:
     import torch
@@ -12,6 +13,13 @@ try:
     HAS_CUDA = torch.cuda.is_available()
 except Exception:  # pragma: no cover
     HAS_CUDA = False
+
+if not HAS_CUDA:
+    # Triton's kernels run on CPU tensors under its interpreter, which ``triton.jit`` reads when a
+    # kernel module is imported: set before anything (kernelsets below) imports the Triton set.
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from kernelsets import KERNEL_SETS  # noqa: E402  (after TRITON_INTERPRET)
 
 
 @pytest.fixture(autouse=True)

@@ -28,9 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-
-class KernelSetUnavailable(ImportError):
-    """A kernel set cannot run here (its package is missing, or no device it runs on)."""
+from .registry import KernelSetUnavailable, get_kernel_set  # noqa: F401  (KernelSetUnavailable: its old home)
 
 
 class KernelSet(ABC):
@@ -59,8 +57,6 @@ class KernelSet(ABC):
         return f"<KernelSet {self.name!r}>"
 
     def __reduce__(self):  # pickled by name: unpickling gives the process's registered instance
-        from qhybrid.sim.kernels import get_kernel_set
-
         return get_kernel_set, (self.name,)
 
     def runs_on(self, device_type: str) -> bool:
