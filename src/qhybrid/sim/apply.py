@@ -17,6 +17,8 @@ from .kernels import KernelSet, as_kernel_set
 from .kernels.planar_layout import NO_TABLES, ROW_BITS, layer_passes  # noqa: F401  (re-exported)
 from .steps import Dense, Diagonal, Layer, Permutation, PhaseLookup, Swap
 
+__all__ = ["apply", "apply_layer", "generator_overlap", "permute_into", "layer_passes", "NO_TABLES", "ROW_BITS"]
+
 
 def _ks(kernels, state) -> KernelSet:
     return kernels if isinstance(kernels, KernelSet) else as_kernel_set(kernels, state.device.type)
