@@ -97,6 +97,30 @@ def test_no_process_outlives_its_job(write_script, tmp_path, monkeypatch, how, e
     wait_for(lambda: gone(pid), timeout=10)
 
 
+GRANDCHILDREN = """
+    import subprocess, sys, time
+    from qhybrid.jobs import results_dir
+    sleeper = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"]
+    same_group = subprocess.Popen(sleeper)
+    own_session = subprocess.Popen(sleeper, start_new_session=True)
+    (results_dir() / "pids").write_text(f"{same_group.pid} {own_session.pid}")
+    time.sleep(600)
+"""
+
+
+def test_kill_9_of_the_supervisor_ends_the_grandchildren_with_no_later_command(write_script):
+    job = Job.create(CPU, write_script("grand.py", GRANDCHILDREN))
+    folder = store.job_dir(job.name)
+    pids = wait_for(lambda: (folder / "results" / "pids").exists() and (folder / "results" / "pids").read_text())
+    pids = [int(p) for p in pids.split()]
+    wait_for(lambda: all(str(p) in (folder / "descendants.json").read_text() for p in pids)
+             if (folder / "descendants.json").exists() else False)
+    os.kill(store.get(job.name)["supervisor_pid"], signal.SIGKILL)
+    wait_for(lambda: all(gone(p) for p in pids), timeout=10)  # no qhybrid command ran meanwhile
+    job.wait(timeout=30)
+    assert job.state() == "FAILED"
+
+
 def test_max_cost_stops_before_the_bill_passes_the_budget(write_script, tmp_path, monkeypatch):
     _priced(tmp_path, monkeypatch)
     job = Job.create(CPU, write_script("sleep.py", "import time\ntime.sleep(600)\n"), max_cost=2.5,

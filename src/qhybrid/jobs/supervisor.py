@@ -18,6 +18,7 @@ import time
 import traceback
 
 from qhybrid.jobs import contract, environments, instances, metrics, procs, store
+from qhybrid.jobs.watchdog import Watchdog
 from qhybrid.jobs.backends import ProcessSpec, get_backend
 from qhybrid.jobs.environments import EnvironmentBuildError
 from qhybrid.jobs.spec import JobSpec
@@ -172,10 +173,15 @@ class Supervisor:
         self._recorded: list = []
         self._stopped_at: float | None = None
         self._left = 0
+        self._dog: Watchdog | None = None  # ends the job's processes if this supervisor is killed
 
     @property
     def _owns_tree(self) -> bool:
         return self.detached and self.backend.local
+
+    @property
+    def _spare(self) -> tuple:
+        return (self._dog.pid,) if self._dog else ()
 
     def _open(self, path):
         return open(path, "a", buffering=1, encoding="utf-8", opener=contract.private_opener)
@@ -225,6 +231,8 @@ class Supervisor:
         logs = self.folder / contract.LOGS_DIR
         self._log = self._open(logs / contract.JOB_LOG)
         self._metrics = self._open(self.folder / contract.METRICS_FILE)
+        if self._owns_tree:
+            self._dog = Watchdog(self.folder / contract.DESCENDANTS_FILE)
         started = None
         try:
             python = self._environment()
@@ -255,7 +263,7 @@ class Supervisor:
         """Keep ``descendants.json`` (every process of the job, for whoever finds us dead) up to date."""
         if not self._owns_tree:
             return
-        found = procs.descendants()
+        found = procs.descendants(spare=self._spare)
         if found != self._recorded:
             self._recorded = found
             known = {p for p, _s in found}
@@ -278,6 +286,8 @@ class Supervisor:
         spec = self.spec
         inst = spec.frozen_instance()
         self.backend.launch(specs, self.on_line)
+        if self._dog:
+            self._dog.watch(self.backend.groups())
         store.update(self.name, processes=json.dumps(self.backend.groups()))
         self._record_tree()
         cancel_file = self.folder / contract.CANCEL_FILE
@@ -353,7 +363,7 @@ class Supervisor:
         if not self._owns_tree:
             return 0
         keep = [p for p, _s in self.backend.groups() if p]
-        self._left += procs.end_descendants(grace=1.0, keep=keep)
+        self._left += procs.end_descendants(grace=1.0, keep=keep, spare=self._spare)
         (self.folder / contract.DESCENDANTS_FILE).unlink(missing_ok=True)
         return self._left
 
@@ -382,6 +392,9 @@ class Supervisor:
             if state == JobState.COMPLETED:
                 state, reason, tb = JobState.FAILED, f"collecting outputs failed: {err!r}", traceback.format_exc()
         left = self.end_tree()
+        if self._dog:
+            self._dog.close()
+            self._dog = None
         ended = time.time()
         billed_until = self._stopped_at or ended
         inst = self.spec.frozen_instance()
