@@ -51,6 +51,7 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 """
 TMP_PREFIX = recovery.TMP_PREFIX
 _READY: set[str] = set()
+_SWEPT: set[str] = set()  # homes whose half-made submissions this process has looked for
 _INIT_LOCK = threading.Lock()
 
 
@@ -101,6 +102,7 @@ def exists() -> bool:
     """True when the store has an index or job folders (read-only callers look before they connect;
     folders without an index get one, rebuilt from them)."""
     root = home()
+    sweep(root)
     if (root / "index.db").exists():
         return True
     jobs = root / "jobs"
@@ -112,6 +114,7 @@ def connect() -> sqlite3.Connection:
     process opens it, under the index lock: an index that is not a database (truncated, garbage)
     is set aside, and a missing one rebuilt from the job folders before anyone reads it."""
     root = ensure_home()
+    sweep(root)
     path = root / "index.db"
     if str(path) in _READY and path.exists():
         return _open(path)
@@ -159,6 +162,18 @@ def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
         os.chmod(db, contract.FILE_MODE)
     if fresh and rebuild:
         recovery.adopt_folders(conn)
+
+
+def sweep(root: Path) -> None:
+    """Once per process and home, remove half-made submissions (``recovery.clean_stale``): a
+    submission killed while copying its inputs leaves nothing past the next command, whichever."""
+    if str(root) in _SWEPT:
+        return
+    _SWEPT.add(str(root))
+    try:
+        recovery.clean_stale()
+    except OSError:  # a store being set up or read-only: the next command looks again
+        _SWEPT.discard(str(root))
 
 
 def repair() -> dict:
