@@ -27,6 +27,7 @@ from qhybrid.jobs.state import ACTIVE, JobState, transition
 POLL_S = 0.05
 HEARTBEAT_S = 1.0
 RECORD_S = 0.5  # how often the descendants record is refreshed
+FLUSH_S = 0.2  # logs and metrics are buffered and written out this often (and at the end)
 TB_LINES = 25
 _INHERITED = contract.DISTRIBUTED_ENV + ("TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT")
 STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
@@ -174,6 +175,7 @@ class Supervisor:
         self._stopped_at: float | None = None
         self._left = 0
         self._dog: Watchdog | None = None  # ends the job's processes if this supervisor is killed
+        self._io_error: OSError | None = None  # the first failed write of a log or metrics (a full disk)
 
     @property
     def _owns_tree(self) -> bool:
@@ -184,23 +186,47 @@ class Supervisor:
         return (self._dog.pid,) if self._dog else ()
 
     def _open(self, path):
-        return open(path, "a", buffering=1, encoding="utf-8", opener=contract.private_opener)
+        # buffered, written out every FLUSH_S: a script printing metrics in a tight loop is not slowed
+        # to one write per line per file
+        return open(path, "a", buffering=1 << 16, encoding="utf-8", opener=contract.private_opener)
 
     # -- output -------------------------------------------------------------
     def emit(self, text: str) -> None:
         with self._lock:
-            self._log.write(text + "\n")
+            try:
+                self._log.write(text + "\n")
+                self._log.flush()
+            except OSError as err:
+                self._io_error = self._io_error or err
 
     def on_line(self, rank: int, line: str) -> None:
-        """Record one line a process printed: its log, the job log, and metrics."""
+        """Record one line a process printed: its log, the job log, and metrics. A write that fails
+        (a full disk) is kept and ends the job (``_watch``); the line is dropped, never raised into
+        the backend's reader, which would stop reading and leave the script blocked on its pipe."""
         tagged = metrics.tag_rank(line, rank) if self.spec.distribution else line
         row = metrics.parse_line(line, rank=rank if self.spec.distribution else None)
         with self._lock:
-            self._rank_logs[rank].write(tagged + "\n")
-            prefix = f"[rank {rank}] " if self.spec.distribution and rank else ""
-            self._log.write(prefix + tagged + "\n")
-            if row is not None:
-                self._metrics.write(json.dumps(row) + "\n")
+            if self._io_error is not None:
+                return
+            try:
+                self._rank_logs[rank].write(tagged + "\n")
+                prefix = f"[rank {rank}] " if self.spec.distribution and rank else ""
+                self._log.write(prefix + tagged + "\n")
+                if row is not None:
+                    self._metrics.write(metrics.to_json(row) + "\n")
+            except OSError as err:
+                self._io_error = err
+
+    def _flush(self) -> OSError | None:
+        """Write out the buffered logs and metrics; the first write error seen, if any."""
+        with self._lock:
+            for f in (*self._rank_logs.values(), self._metrics, self._log):
+                if self._io_error is None and f is not None and not f.closed:
+                    try:
+                        f.flush()
+                    except OSError as err:
+                        self._io_error = err
+            return self._io_error
 
     # -- lifecycle ----------------------------------------------------------
     def processes(self, python: str | None = None) -> list[ProcessSpec]:
@@ -292,7 +318,7 @@ class Supervisor:
         self._record_tree()
         cancel_file = self.folder / contract.CANCEL_FILE
         budget_s = spec.budget_seconds()
-        beat = record = time.monotonic()
+        beat = record = flushed = time.monotonic()
         while True:
             codes = self.backend.poll()
             failed = sorted(r for r, c in codes.items() if c not in (None, 0))
@@ -304,10 +330,16 @@ class Supervisor:
             if time.monotonic() - beat >= HEARTBEAT_S:
                 store.update(self.name, heartbeat=now)
                 beat = time.monotonic()
+            if time.monotonic() - flushed >= FLUSH_S or self._io_error:
+                flushed = time.monotonic()
+                if self._flush() is not None:
+                    return self._unwritable()
             if failed:
                 self.backend.kill()
                 self.end_tree()
                 self.backend.drain()
+                if self._flush() is not None:
+                    return self._unwritable()
                 rank = self._cause(failed)
                 return self._failure(rank, codes[rank])
             if codes and all(c == 0 for c in codes.values()):
@@ -334,6 +366,16 @@ class Supervisor:
                 return (JobState.FAILED, f"max_cost of ${spec.max_cost:g} reached "
                         f"(billed ${spent:.6f} for {instances.ceil_seconds(self._stopped_at - started)} s)", None)
             time.sleep(POLL_S)
+
+    def _unwritable(self):
+        """End a job whose log or metrics can no longer be written (a full disk): FAILED, with why."""
+        self._stopped_at = time.time()
+        self.backend.kill(grace=1.0)
+        self.end_tree()
+        self.backend.drain(timeout=1.0)
+        err = self._io_error
+        return (JobState.FAILED, f"the job's log or metrics could not be written ({err.strerror or err}); "
+                f"free space under {store.home()} and run it again", None)
 
     def _rank_log(self, rank) -> str:
         return (self.folder / contract.LOGS_DIR / contract.rank_log(rank)).read_text(encoding="utf-8", errors="replace")
@@ -370,7 +412,10 @@ class Supervisor:
     def _close(self) -> None:
         for f in (*self._rank_logs.values(), self._metrics, self._log):
             if f is not None and not f.closed:
-                f.close()
+                try:
+                    f.close()
+                except OSError as err:  # a full disk: what was buffered is lost, the state is not
+                    self._io_error = self._io_error or err
 
     def _export(self) -> None:
         """Copy results and checkpoints where the job's output / checkpoint config asked (Braket's local paths)."""
