@@ -22,6 +22,16 @@ from qhybrid.jobs import state as job_state
 from qhybrid.jobs.state import STATES, JobState
 
 TMP_PREFIX = ".tmp-"
+LOCK_TIMEOUT_S = 10.0
+
+
+def lock_timeout() -> float:
+    """Seconds a command waits for a lock of the store (``QHYBRID_LOCK_TIMEOUT``, default 10)."""
+    try:
+        value = float(os.environ.get("QHYBRID_LOCK_TIMEOUT", LOCK_TIMEOUT_S))
+    except ValueError:
+        return LOCK_TIMEOUT_S
+    return value if value > 0 else LOCK_TIMEOUT_S
 
 
 def readable(path: Path) -> bool:
@@ -29,7 +39,7 @@ def readable(path: Path) -> bool:
     if not path.exists():
         return True
     try:
-        with closing(sqlite3.connect(path, timeout=30)) as conn:
+        with closing(sqlite3.connect(path, timeout=lock_timeout())) as conn:
             ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
             conn.execute("SELECT count(*) FROM jobs").fetchone()
         return ok
@@ -41,11 +51,33 @@ def readable(path: Path) -> bool:
 def index_lock(path: Path):
     """The store's index lock (``.index.lock`` beside it): held while an index is checked, set aside
     or rebuilt, so that processes meeting a missing or damaged index at once rebuild it once and
-    none of them reads it half-made."""
+    none of them reads it half-made. Waited for at most ``lock_timeout()`` seconds.
+
+    Raises:
+        StoreError: when another process holds it that long (naming the lock and its holder).
+    """
     import fcntl
 
-    with open(path.with_name(".index.lock"), "a", opener=contract.private_opener) as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    from qhybrid.errors import StoreError
+
+    where = path.with_name(".index.lock")
+    with open(where, "a+", opener=contract.private_opener) as lock:
+        deadline = time.monotonic() + lock_timeout()
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    lock.seek(0)
+                    holder = lock.read().strip()
+                    raise StoreError(f"the store's index lock {where} stayed held for {lock_timeout():g} s"
+                                     + (f" by pid {holder}" if holder.isdigit() else "")
+                                     + " (a paused qhybrid command? resume or end it)") from None
+                time.sleep(0.02)
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
         yield
 
 

@@ -118,6 +118,11 @@ def connect() -> sqlite3.Connection:
     path = root / "index.db"
     if str(path) in _READY and path.exists():
         return _open(path)
+    if path.exists():  # a sound, complete index needs no lock: a paused holder of it stalls no one
+        conn = _complete(path)
+        if conn is not None:
+            _READY.add(str(path))
+            return conn
     with _INIT_LOCK, recovery.index_lock(path):  # once per process and file: WAL mode and schema persist
         recovery.set_aside(path)
         conn = _open(path, rebuild=not path.exists())
@@ -125,11 +130,43 @@ def connect() -> sqlite3.Connection:
         return conn
 
 
+def lock_timeout() -> float:
+    """Seconds any command waits for a lock of the store before it gives up in one line
+    (``QHYBRID_LOCK_TIMEOUT``, default 10): the store's writers hold their locks for milliseconds,
+    so a longer wait means a paused or stuck process holds one."""
+    return recovery.lock_timeout()
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose lock waits end in one line naming the index, not a traceback."""
+
+    def execute(self, sql, parameters=(), /):
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.OperationalError as err:
+            raise _locked(err, self) from None
+
+    def executescript(self, script, /):
+        try:
+            return super().executescript(script)
+        except sqlite3.OperationalError as err:
+            raise _locked(err, self) from None
+
+
+def _locked(err: sqlite3.OperationalError, conn) -> Exception:
+    if "locked" not in str(err) and "busy" not in str(err).lower():
+        return err
+    return StoreError(f"the job index {home() / 'index.db'} stayed locked for {lock_timeout():g} s "
+                      f"(another qhybrid process holds it: a paused command? resume or end it; "
+                      f"QHYBRID_LOCK_TIMEOUT sets the wait)")
+
+
 def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    wait = lock_timeout()
+    conn = sqlite3.connect(path, timeout=wait, isolation_level=None, factory=_Connection)
     conn.row_factory = sqlite3.Row
     try:
-        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
         conn.execute("PRAGMA synchronous=NORMAL")
         if rebuild is not None:
             _initialise(conn, rebuild=rebuild)
@@ -139,29 +176,53 @@ def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
     return conn
 
 
+_COMPLETE = 1  # PRAGMA user_version of an index whose schema and rebuild are done
+
+
+def _complete(path: Path) -> sqlite3.Connection | None:
+    """A connection to ``path`` when it is a sound index that was completed (schema and rebuild done,
+    marked by ``user_version``), else None: the caller then checks it under the index lock."""
+    try:
+        conn = _open(path)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        if (conn.execute("PRAGMA user_version").fetchone()[0] == _COMPLETE
+                and conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"):
+            return conn
+    except sqlite3.DatabaseError:
+        pass
+    conn.close()
+    return None
+
+
 def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
     """Switch to WAL, create (or extend) the schema and check the file; retried because a
     journal-mode switch may be refused at once (SQLITE_BUSY) while another process does the same."""
-    for attempt in range(100):
+    deadline = time.monotonic() + lock_timeout()
+    while True:
         try:
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
             have = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
-            if "heartbeat" not in have:
+            if not have:  # only a new index is written to here: reading commands take no write lock
+                conn.executescript(_SCHEMA)
+            elif "heartbeat" not in have:
                 conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat REAL")
             if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("database disk image is malformed")
             fresh = conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
             break
-        except sqlite3.OperationalError as err:
-            if "locked" not in str(err) and "busy" not in str(err).lower() or attempt == 99:
+        except StoreError:  # a lock (a journal-mode switch may be refused at once while another
+            if time.monotonic() > deadline:  # process does the same): retried, within the bound
                 raise
             time.sleep(0.02 + 0.01 * random.random())
     for db in home().glob("index.db*"):
         os.chmod(db, contract.FILE_MODE)
     if fresh and rebuild:
         recovery.adopt_folders(conn)
+    if conn.execute("PRAGMA user_version").fetchone()[0] != _COMPLETE:
+        conn.execute(f"PRAGMA user_version={_COMPLETE}")
 
 
 def sweep(root: Path) -> None:
@@ -332,10 +393,10 @@ def delete_row(name: str) -> None:
 
 
 def delete(name: str) -> None:
-    """Remove a job's row and folder."""
+    """Remove a job's row and folder (the row first: a locked index leaves the job whole)."""
     get(name)
-    shutil.rmtree(job_dir(name), ignore_errors=True)
     delete_row(name)
+    shutil.rmtree(job_dir(name), ignore_errors=True)
 
 
 def processes(row: dict) -> list[list]:
