@@ -38,6 +38,20 @@ def _jobs(names: list[str]):
     return [Job.get(n) for n in names]
 
 
+def _limits(job) -> str | None:
+    """The job's stopping conditions (``max_runtime 432000 s (default, 5 days), max_cost $2``)."""
+    from qhybrid.errors import JobError
+    from qhybrid.jobs import contract
+
+    try:
+        spec = job.spec()
+    except JobError:
+        return None
+    runtime = spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
+    text = f"max_runtime {runtime:g} s" + (" (the default, 5 days)" if runtime == contract.DEFAULT_MAX_RUNTIME_S else "")
+    return text + (f", max_cost ${spec.max_cost:g}" if spec.max_cost else "")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``jobs`` group."""
     jobs = typer.Typer(name="jobs", no_args_is_help=True, help="List, inspect, compare and wait for jobs.")
@@ -100,6 +114,9 @@ def register(app: typer.Typer) -> None:
         if result and result.get("summary"):
             rows.append(("answer", result["summary"]))
         rows.append(("cost", _cost_line(info).removeprefix("cost: ")))
+        limits = _limits(job)
+        if limits:
+            rows.append(("limits", limits))
         from qhybrid.estimate.render import predicted_line
 
         predicted = predicted_line(info)

@@ -360,7 +360,7 @@ def build_spec(
         raise SpecError("processes_per_instance needs distribution='data_parallel'")
     if in_process and distribution:
         raise SpecError("in_process runs one process in this interpreter; drop distribution='data_parallel'")
-    runtime = _positive("max_runtime", max_runtime)
+    runtime = _positive("max_runtime", max_runtime) or contract.DEFAULT_MAX_RUNTIME_S  # Braket's 5 days
     budget = _positive("max_cost", max_cost)
     frozen = _frozen_instance(inst)
     if budget is not None and inst.usd_per_minute is None:

@@ -175,6 +175,7 @@ class Supervisor:
         self._stopped_at: float | None = None
         self._left = 0
         self._dog: Watchdog | None = None  # ends the job's processes if this supervisor is killed
+        self._rank_ended: float | None = None  # when the first rank of a data-parallel job ended
         self._io_error: OSError | None = None  # the first failed write of a log or metrics (a full disk)
 
     @property
@@ -318,6 +319,8 @@ class Supervisor:
         self._record_tree()
         cancel_file = self.folder / contract.CANCEL_FILE
         budget_s = spec.budget_seconds()
+        max_runtime = spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
+        grace = rank_grace()
         beat = record = flushed = time.monotonic()
         while True:
             codes = self.backend.poll()
@@ -346,6 +349,13 @@ class Supervisor:
                 self.end_tree()  # what the script left running would hold its output open
                 self.backend.drain()
                 return JobState.COMPLETED, None, None
+            if self._rank_ended is None and any(c == 0 for c in codes.values()):
+                self._rank_ended = now  # one rank is done: the others have ``grace`` seconds left
+            if self._rank_ended is not None and now - self._rank_ended > grace:
+                self._stopped_at = now
+                self.backend.kill(grace=1.0)
+                self.end_tree()
+                return JobState.FAILED, self._hung(codes, grace), None
             if cancel_file.exists():
                 self._stopped_at = now
                 self.backend.kill()
@@ -354,10 +364,10 @@ class Supervisor:
                 self._stopped_at = now
                 self.backend.kill(grace=1.0)
                 return JobState.FAILED, f"supervisor stopped by signal {self._stop_signal}", None
-            if spec.max_runtime and elapsed > spec.max_runtime:
+            if elapsed > max_runtime:
                 self._stopped_at = now
                 self.backend.kill()
-                return JobState.FAILED, f"max_runtime of {spec.max_runtime:g} s exceeded", None
+                return JobState.FAILED, f"max_runtime of {max_runtime:g} s exceeded", None
             # the bill rounds up to whole seconds: stop while the rounded bill still fits the budget
             if budget_s is not None and elapsed >= budget_s - 4 * POLL_S:
                 self._stopped_at = min(now, started + budget_s)
@@ -366,6 +376,13 @@ class Supervisor:
                 return (JobState.FAILED, f"max_cost of ${spec.max_cost:g} reached "
                         f"(billed ${spent:.6f} for {instances.ceil_seconds(self._stopped_at - started)} s)", None)
             time.sleep(POLL_S)
+
+    @staticmethod
+    def _hung(codes: dict, grace: float) -> str:
+        done = sorted(r for r, c in codes.items() if c == 0)
+        hung = sorted(r for r, c in codes.items() if c is None)
+        return (f"rank {', '.join(map(str, done))} finished but rank {', '.join(map(str, hung))} still ran "
+                f"{grace:g} s later (hung?); they were stopped ({contract.RANK_GRACE_ENV} sets the grace period)")
 
     def _unwritable(self):
         """End a job whose log or metrics can no longer be written (a full disk): FAILED, with why."""
@@ -465,6 +482,15 @@ class Supervisor:
 
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, stop)
+
+
+def rank_grace() -> float:
+    """Seconds the other ranks of a job get once one rank ended (``QHYBRID_RANK_GRACE``, default 60)."""
+    try:
+        value = float(os.environ.get(contract.RANK_GRACE_ENV, contract.DEFAULT_RANK_GRACE_S))
+    except ValueError:
+        return contract.DEFAULT_RANK_GRACE_S
+    return value if value >= 0 and value == value else contract.DEFAULT_RANK_GRACE_S
 
 
 def _read_descendants(folder) -> list[list]:
