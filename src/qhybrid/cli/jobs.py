@@ -38,6 +38,23 @@ def _jobs(names: list[str]):
     return [Job.get(n) for n in names]
 
 
+def _with_phase(info: dict) -> dict:
+    """``describe()`` plus ``phase``: what a RUNNING job is doing before its script (``installing
+    requirements``), else None."""
+    from qhybrid.jobs import store
+
+    try:
+        phase = store.get(info["name"]).get("phase") if str(info["state"]) == "RUNNING" else None
+    except Exception:  # noqa: BLE001 - a job removed meanwhile: no phase
+        phase = None
+    return {**info, "phase": phase}
+
+
+def _shown_state(info: dict) -> str:
+    """The STATE cell: the state, or INSTALLING while a RUNNING job's environment is built."""
+    return "INSTALLING" if info.get("phase") == "installing requirements" else str(info["state"])
+
+
 def _limits(job) -> str | None:
     """The job's stopping conditions (``max_runtime 432000 s (default, 5 days), max_cost $2``)."""
     from qhybrid.errors import JobError
@@ -71,7 +88,7 @@ def register(app: typer.Typer) -> None:
         tags = pairs(tag, "--tag") or None
         found = list(reversed(Job.list(state=state.upper() if state else None, tags=tags)))
         shown = found[:limit] if limit > 0 else found
-        infos = [(j, j.describe()) for j in shown]
+        infos = [(j, _with_phase(j.describe())) for j in shown]
         if json_:
             output.print_json([{**i, "key_metric": key_metric(j, i)} for j, i in infos])
             return
@@ -79,7 +96,7 @@ def register(app: typer.Typer) -> None:
             output.note("no jobs")
             return
         output.table(["NAME", "STATE", "DEVICE", "WHEN", "TIME", "RESULT", "COST"],
-                     [[i["name"], output.state_text("DAMAGED" if i.get("damaged") else i["state"]),
+                     [[i["name"], output.state_text("DAMAGED" if i.get("damaged") else _shown_state(i)),
                        (i["device"] or "?").split("/")[-1], _when(i["created"]),
                        "" if i["billed_seconds"] is None else f"{i['billed_seconds']:.0f}s", key_metric(j, i),
                        _cost(i["estimated_cost_usd"])] for j, i in infos],
@@ -98,13 +115,14 @@ def register(app: typer.Typer) -> None:
         from qhybrid.jobs import Job, environment
 
         job = Job.get(name)
-        info = job.describe()
+        info = _with_phase(job.describe())
         env = environment.read(job.folder)
         if json_:
             # describe()'s "environment" is the job's dependency environment; here it is environment.json
             output.print_json({**info, "environment": env, "dependency_environment": info["environment"]})
             return
-        rows = [(k, info[k]) for k in ("name",)] + [("state", output.state_text(info["state"]))]
+        state = f"{info['state']} ({info['phase']})" if info.get("phase") else info["state"]
+        rows = [(k, info[k]) for k in ("name",)] + [("state", output.state_text(state))]
         rows += [(k, info[k]) for k in ("device", "entry_point", "instance_type", "instance_count", "distribution",
                                          "world_size", "created", "started", "ended", "billed_seconds", "folder")]
         rows.append(("hyperparameters", " ".join(f"{k}={v}" for k, v in (info["hyperparameters"] or {}).items())))

@@ -9,7 +9,7 @@ import sys
 from functools import lru_cache
 
 STATE_STYLES = {"COMPLETED": "green", "FAILED": "bold red", "CANCELLED": "yellow", "RUNNING": "cyan",
-                "QUEUED": "blue", "DAMAGED": "magenta"}
+                "QUEUED": "blue", "DAMAGED": "magenta", "INSTALLING": "cyan"}
 
 
 def _colour(stream) -> bool:

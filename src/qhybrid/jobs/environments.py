@@ -21,9 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import site
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +40,50 @@ PIP_TIMEOUT_S = 1800
 
 class EnvironmentBuildError(JobError):
     """Installing a job's requirements failed (the message holds pip's last lines)."""
+
+
+class EnvironmentStopped(JobError):
+    """Building a job's environment was stopped (cancel, max_runtime, budget): pip was ended."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _pip(argv: list[str], *, stop, watch) -> tuple[int, str]:
+    """Run pip in a process group of its own that dies with us, polling ``stop()`` (a reason to
+    stop, or None) every 0.1 s; return its exit code and output.
+
+    Raises:
+        EnvironmentStopped: when ``stop()`` gave a reason (pip and its children were killed).
+        subprocess.TimeoutExpired: after ``PIP_TIMEOUT_S``.
+    """
+    from qhybrid.jobs import procs
+
+    def child_setup():  # between fork and exec: its own group (killed whole), dies with the supervisor
+        os.setpgid(0, 0)
+        procs.die_with_parent()
+
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=child_setup, close_fds=True)
+        if watch is not None:
+            watch([[proc.pid, procs.start_time(proc.pid)]])
+        deadline = time.monotonic() + PIP_TIMEOUT_S
+        try:
+            while proc.poll() is None:
+                reason = stop() if stop is not None else None
+                if reason or time.monotonic() > deadline:
+                    procs.signal_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    if reason:
+                        raise EnvironmentStopped(reason)
+                    raise subprocess.TimeoutExpired(argv, PIP_TIMEOUT_S)
+                time.sleep(0.1)
+        finally:
+            procs.signal_group(proc.pid, signal.SIGKILL)  # whatever pip left in its group
+        out.seek(0)
+        return proc.returncode, out.read().decode("utf-8", "replace")
 
 
 def requirements_of(source: Path) -> list[str]:
@@ -110,19 +156,22 @@ def _tail(text: str, lines: int = 12) -> str:
     return " | ".join(errors or kept[-lines:])
 
 
-def ensure(requirements: list[str], *, env_key: str | None = None, log=None) -> Path:
+def ensure(requirements: list[str], *, env_key: str | None = None, log=None, stop=None, watch=None) -> Path:
     """Return the interpreter of the environment for ``requirements``, building it if needed.
 
     Args:
         requirements: requirement lines (pip's requirements-file syntax).
         env_key: the cache key (default: ``key(requirements)``).
         log: a callable receiving progress lines.
+        stop: a callable polled while pip runs: a reason (text) to stop the build, or None.
+        watch: a callable told ``[[pgid, start]]`` of pip's process group (the job's watchdog).
 
     Returns:
         The path of the environment's ``python``.
 
     Raises:
         EnvironmentBuildError: when creating the environment or installing fails (pip's message).
+        EnvironmentStopped: when ``stop`` asked to stop (pip ended; nothing is cached).
     """
     log = log or (lambda _line: None)
     env_key = env_key or key(requirements)
@@ -147,15 +196,14 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None) -> 
             target = _site_packages(python_of(building))
             contract.write_atomic(target / "_qhybrid_parent.pth", "\n".join(lines) + "\n")
         contract.write_atomic(building / REQUIREMENTS, "\n".join(requirements) + "\n")
-        pip = subprocess.run(
+        code, output = _pip(
             [str(python_of(building)), "-m", "pip", "install", "--disable-pip-version-check",
-             "--no-input", "-r", str(building / REQUIREMENTS)],
-            capture_output=True, text=True, timeout=PIP_TIMEOUT_S,
+             "--no-input", "-r", str(building / REQUIREMENTS)], stop=stop, watch=watch,
         )
-        for line in pip.stdout.splitlines()[-20:]:
+        for line in output.splitlines()[-20:]:
             log(line)
-        if pip.returncode != 0:
-            raise EnvironmentBuildError(f"pip install failed: {_tail(pip.stderr or pip.stdout)}")
+        if code != 0:
+            raise EnvironmentBuildError(f"pip install failed: {_tail(output)}")
         contract.write_atomic(building / _READY, env_key)
         try:
             os.rename(building, folder)  # atomic publication; another job may have won the race

@@ -32,7 +32,7 @@ from qhybrid.jobs.state import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401 
 COLUMNS = (
     "name", "state", "device", "instance_type", "instance_count", "created", "started", "ended",
     "supervisor_pid", "supervisor_start", "reason", "traceback", "billed_seconds", "cost",
-    "cancel_requested", "processes", "heartbeat",
+    "cancel_requested", "processes", "heartbeat", "phase",
 )
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     billed_seconds REAL, cost REAL,
     cancel_requested INTEGER DEFAULT 0,
     processes TEXT,
-    heartbeat REAL
+    heartbeat REAL,
+    phase TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 """
@@ -176,7 +177,8 @@ def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
     return conn
 
 
-_COMPLETE = 1  # PRAGMA user_version of an index whose schema and rebuild are done
+_COMPLETE = 2  # PRAGMA user_version of an index whose schema (with _ADDED) and rebuild are done
+_ADDED = {"heartbeat": "REAL", "phase": "TEXT"}  # columns added since the first schema
 
 
 def _complete(path: Path) -> sqlite3.Connection | None:
@@ -207,8 +209,9 @@ def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
             have = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
             if not have:  # only a new index is written to here: reading commands take no write lock
                 conn.executescript(_SCHEMA)
-            elif "heartbeat" not in have:
-                conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat REAL")
+            for column, kind in _ADDED.items():  # an index from an older qhybrid gains them
+                if have and column not in have:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
             if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("database disk image is malformed")
             fresh = conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0

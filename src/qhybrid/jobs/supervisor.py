@@ -20,7 +20,7 @@ import traceback
 from qhybrid.jobs import contract, environments, instances, metrics, procs, store
 from qhybrid.jobs.watchdog import Watchdog
 from qhybrid.jobs.backends import ProcessSpec, get_backend
-from qhybrid.jobs.environments import EnvironmentBuildError
+from qhybrid.jobs.environments import EnvironmentBuildError, EnvironmentStopped
 from qhybrid.jobs.spec import JobSpec
 from qhybrid.jobs.state import ACTIVE, JobState, transition
 
@@ -29,6 +29,7 @@ HEARTBEAT_S = 1.0
 RECORD_S = 0.5  # how often the descendants record is refreshed
 FLUSH_S = 0.2  # logs and metrics are buffered and written out this often (and at the end)
 TB_LINES = 25
+INSTALLING = "installing requirements"  # the phase of a RUNNING job whose environment is being built
 _INHERITED = contract.DISTRIBUTED_ENV + ("TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT")
 STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
 BRAKET_HINT = "the script imports the Braket SDK, which is not installed: pip install 'qhybrid[braket]'"
@@ -175,6 +176,7 @@ class Supervisor:
         self._stopped_at: float | None = None
         self._left = 0
         self._dog: Watchdog | None = None  # ends the job's processes if this supervisor is killed
+        self._beat = 0.0  # the last heartbeat written while the environment was built
         self._rank_ended: float | None = None  # when the first rank of a data-parallel job ended
         self._io_error: OSError | None = None  # the first failed write of a log or metrics (a full disk)
 
@@ -260,26 +262,38 @@ class Supervisor:
         self._metrics = self._open(self.folder / contract.METRICS_FILE)
         if self._owns_tree:
             self._dog = Watchdog(self.folder / contract.DESCENDANTS_FILE)
-        started = None
+        started = python = None
         try:
-            python = self._environment()
+            if self._builds_environment():  # a phase of the job: RUNNING, inside its limits
+                started = time.time()
+                if not self._begin(started, phase=INSTALLING):
+                    return store.get(self.name)["state"]
+                python = self._environment(started)
+                store.update(self.name, phase=None)
+            else:
+                self._environment(None)
             specs = self.processes(python)
             for p in specs:
                 self._rank_logs[p.rank] = self._open(logs / contract.rank_log(p.rank))
             self.backend.prepare(specs, self.on_line,
                                  lambda: (self.folder / contract.CANCEL_FILE).exists() or bool(self._stop_signal))
-            started = time.time()
-            if not transition(self.name, JobState.RUNNING, started=started, heartbeat=started):
-                self._close()
-                return store.get(self.name)["state"]
+            if started is None:
+                started = time.time()
+                if not self._begin(started):
+                    return store.get(self.name)["state"]
             spec = self.spec
             self.emit(
                 f"qhybrid: job {spec.name} running {spec.entry_point} on {spec.device}, "
                 f"{spec.instance_count} x {spec.instance_type}, {len(specs)} process(es)"
             )
             state, reason, tb = self._watch(specs, started)
+        except EnvironmentStopped as err:  # cancelled, or a limit reached, while pip ran (pip is ended)
+            self._stopped_at = time.time()
+            cancelled = (self.folder / contract.CANCEL_FILE).exists()
+            state, reason, tb = (JobState.CANCELLED if cancelled else JobState.FAILED), err.reason, None
         except EnvironmentBuildError as err:  # the job's requirements: pip's message, no script ran
-            state, reason, tb, started = JobState.FAILED, f"installing the job's requirements failed: {err}", None, time.time()
+            state, reason, tb = JobState.FAILED, f"installing the job's requirements failed: {err}", None
+            started = started or time.time()
         except BaseException as err:  # the supervisor's own failure
             self.backend.kill(grace=1.0)
             state, reason, tb = JobState.FAILED, f"supervisor error: {err!r}", traceback.format_exc()
@@ -297,17 +311,49 @@ class Supervisor:
             old = [x for x in _read_descendants(self.folder) if x[0] not in known and procs.alive(*x)]
             contract.write_atomic(self.folder / contract.DESCENDANTS_FILE, json.dumps(found + old))
 
-    def _environment(self) -> str | None:
-        """Build (or reuse) the job's own environment when its source has requirements; its python."""
+    def _begin(self, started: float, *, phase: str | None = None) -> bool:
+        """QUEUED -> RUNNING (billing from ``started``); False when the job was cancelled first."""
+        if transition(self.name, JobState.RUNNING, started=started, heartbeat=started, phase=phase):
+            return True
+        self._close()
+        return False
+
+    def _builds_environment(self) -> bool:
+        return bool(self.spec.extra.get("environment")) and not self.spec.in_process and self.spec.backend == "local"
+
+    def _environment(self, started: float | None) -> str | None:
+        """Build (or reuse) the job's own environment when its source has requirements; its python.
+        The build is stopped like the script: cancel, a stop signal, max_runtime and the budget."""
         env = self.spec.extra.get("environment")
         if not env:
             return None
-        if self.spec.in_process or self.spec.backend != "local":
+        if not self._builds_environment():
             where = "in-process jobs" if self.spec.in_process else f"the {self.spec.backend} backend"
             self.emit(f"qhybrid: requirements.txt not installed: {where} use the caller's interpreter")
             return None
-        python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit)
+        self.emit(f"qhybrid: job {self.name} {INSTALLING}")
+        python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit,
+                                     stop=lambda: self._stop_building(started),
+                                     watch=self._dog.watch if self._dog else None)
         return str(python)
+
+    def _stop_building(self, started: float) -> str | None:
+        """Polled while pip runs: why the build must stop now, or None (and the heartbeat kept)."""
+        now = time.time()
+        if now - self._beat >= HEARTBEAT_S:
+            store.update(self.name, heartbeat=now)
+            self._beat = now
+        limit = self.spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
+        budget_s = self.spec.budget_seconds()
+        if (self.folder / contract.CANCEL_FILE).exists():
+            return "cancelled on request (while installing the job's requirements)"
+        if self._stop_signal:
+            return f"supervisor stopped by signal {self._stop_signal} (while installing the job's requirements)"
+        if now - started > limit:
+            return f"max_runtime of {limit:g} s exceeded while installing the job's requirements"
+        if budget_s is not None and now - started >= budget_s - 4 * POLL_S:
+            return f"max_cost of ${self.spec.max_cost:g} reached while installing the job's requirements"
+        return None
 
     def _watch(self, specs, started):
         spec = self.spec
@@ -471,7 +517,7 @@ class Supervisor:
         self.emit(summary)
         self._close()
         transition(self.name, state, from_states=ACTIVE, ended=ended, billed_seconds=billed, cost=cost,
-                   reason=reason, traceback=tb)
+                   reason=reason, traceback=tb, phase=None)
         return store.get(self.name)["state"]
 
     def handle_signals(self) -> None:
