@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from qhybrid.errors import JobError, SpecError
-from qhybrid.jobs import contract
+from qhybrid.jobs import contract, requirements
 
 REQUIREMENTS = "requirements.txt"
 _READY = "qhybrid-env-ready"
@@ -86,43 +86,51 @@ def _pip(argv: list[str], *, stop, watch) -> tuple[int, str]:
         return proc.returncode, out.read().decode("utf-8", "replace")
 
 
-def requirements_of(source: Path) -> list[str]:
-    """Return the requirement lines of every ``requirements.txt`` in a source folder (sorted by path).
-
-    Comments and blank lines are dropped; a single-file source has none.
+def parsed_requirements(source: Path) -> requirements.Parsed:
+    """Read every ``requirements.txt`` in a source folder (sorted by path) under the policy of
+    ``qhybrid.jobs.requirements``: nested files inlined, local files made absolute.
 
     Raises:
-        SpecError: when a requirements file cannot be read.
+        SpecError: a file that cannot be read, or a line the policy refuses (one line).
     """
+    out = requirements.Parsed()
     if not source.is_dir():
-        return []
-    lines: list[str] = []
+        return out
     for path in sorted(source.rglob(REQUIREMENTS)):
         if _IGNORED_DIRS & set(path.relative_to(source).parts[:-1]):
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise SpecError(f"cannot read requirements file {str(path)!r}: {err}") from None
-        for raw in text.splitlines():
-            line = raw.split(" #", 1)[0].strip()
-            if line and not line.startswith("#"):
-                lines.append(line)
-    return lines
+        requirements.parse(path, source, out)
+    return out
 
 
-def key(requirements: list[str], python: str | None = None) -> str:
-    """Return the cache key of an environment: a hash of the requirements and the base interpreter."""
-    text = "\n".join([python or sys.executable, sys.version, *requirements])
+def requirements_of(source: Path) -> list[str]:
+    """Return the requirement lines of every ``requirements.txt`` in a source folder (see
+    ``parsed_requirements``); comments and blank lines dropped; a single-file source has none."""
+    return parsed_requirements(source).lines
+
+
+def key(requirements: list[str], python: str | None = None, *, constraints=(), files=()) -> str:
+    """Return the cache key of an environment: a hash of the requirements, constraints, the content
+    of the local files they name (``files``: ``path sha256`` lines) and the base interpreter."""
+    text = "\n".join([python or sys.executable, sys.version, *requirements, "-c", *constraints, "--", *files])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def attach(source: Path, extra: dict | None) -> dict:
-    """Return ``extra`` with ``environment`` (requirements and key) when the source has requirements."""
+    """Return ``extra`` with ``environment`` (requirements, constraints, key) when the source has
+    requirements.
+
+    Raises:
+        SpecError: a requirements file the policy refuses (before anything is written).
+    """
     extra = dict(extra or {})
-    reqs = requirements_of(source)
-    if reqs:
-        extra["environment"] = {"requirements": reqs, "key": key(reqs)}
+    parsed = parsed_requirements(source)
+    if parsed.lines:
+        env = {"requirements": parsed.lines,
+               "key": key(parsed.lines, constraints=parsed.constraints, files=parsed.fingerprint())}
+        if parsed.constraints:
+            env["constraints"] = parsed.constraints
+        extra["environment"] = env
     return extra
 
 
@@ -156,7 +164,8 @@ def _tail(text: str, lines: int = 12) -> str:
     return " | ".join(errors or kept[-lines:])
 
 
-def ensure(requirements: list[str], *, env_key: str | None = None, log=None, stop=None, watch=None) -> Path:
+def ensure(requirements: list[str], *, env_key: str | None = None, log=None, stop=None, watch=None,
+           constraints: list[str] | None = None) -> Path:
     """Return the interpreter of the environment for ``requirements``, building it if needed.
 
     Args:
@@ -165,6 +174,7 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None, sto
         log: a callable receiving progress lines.
         stop: a callable polled while pip runs: a reason (text) to stop the build, or None.
         watch: a callable told ``[[pgid, start]]`` of pip's process group (the job's watchdog).
+        constraints: constraint lines (pip's ``-c`` file), written beside the requirements.
 
     Returns:
         The path of the environment's ``python``.
@@ -195,7 +205,11 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None, sto
             lines = [f"import site; site.addsitedir({d!r})" for d in _parent_site_dirs()]
             target = _site_packages(python_of(building))
             contract.write_atomic(target / "_qhybrid_parent.pth", "\n".join(lines) + "\n")
-        contract.write_atomic(building / REQUIREMENTS, "\n".join(requirements) + "\n")
+        lines = list(requirements)
+        if constraints:
+            contract.write_atomic(building / "constraints.txt", "\n".join(constraints) + "\n")
+            lines.insert(0, f"-c {building / 'constraints.txt'}")
+        contract.write_atomic(building / REQUIREMENTS, "\n".join(lines) + "\n")
         code, output = _pip(
             [str(python_of(building)), "-m", "pip", "install", "--disable-pip-version-check",
              "--no-input", "-r", str(building / REQUIREMENTS)], stop=stop, watch=watch,

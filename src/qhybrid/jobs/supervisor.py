@@ -333,6 +333,7 @@ class Supervisor:
             return None
         self.emit(f"qhybrid: job {self.name} {INSTALLING}")
         python = environments.ensure(env["requirements"], env_key=env["key"], log=self.emit,
+                                     constraints=env.get("constraints"),
                                      stop=lambda: self._stop_building(started),
                                      watch=self._dog.watch if self._dog else None)
         return str(python)
