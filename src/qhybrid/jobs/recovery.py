@@ -14,26 +14,15 @@ import shutil
 import sqlite3
 import time
 import uuid
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 from qhybrid.jobs import contract
+from qhybrid.jobs.locks import index_lock, lock_timeout  # noqa: F401  (re-exported: recovery.index_lock)
 from qhybrid.jobs import state as job_state
 from qhybrid.jobs.state import STATES, JobState
 
 TMP_PREFIX = ".tmp-"
-LOCK_TIMEOUT_S = 10.0
-
-
-def lock_timeout() -> float:
-    """Seconds a command waits for a lock of the store (``QHYBRID_LOCK_TIMEOUT``, default 10)."""
-    try:
-        value = float(os.environ.get("QHYBRID_LOCK_TIMEOUT", LOCK_TIMEOUT_S))
-    except ValueError:
-        return LOCK_TIMEOUT_S
-    return value if value > 0 else LOCK_TIMEOUT_S
-
-
 def readable(path: Path) -> bool:
     """True when ``path`` is a sound SQLite index (or absent)."""
     if not path.exists():
@@ -45,40 +34,6 @@ def readable(path: Path) -> bool:
         return ok
     except sqlite3.DatabaseError as err:
         return "locked" in str(err)  # busy is not damaged
-
-
-@contextmanager
-def index_lock(path: Path):
-    """The store's index lock (``.index.lock`` beside it): held while an index is checked, set aside
-    or rebuilt, so that processes meeting a missing or damaged index at once rebuild it once and
-    none of them reads it half-made. Waited for at most ``lock_timeout()`` seconds.
-
-    Raises:
-        StoreError: when another process holds it that long (naming the lock and its holder).
-    """
-    import fcntl
-
-    from qhybrid.errors import StoreError
-
-    where = path.with_name(".index.lock")
-    with open(where, "a+", opener=contract.private_opener) as lock:
-        deadline = time.monotonic() + lock_timeout()
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    lock.seek(0)
-                    holder = lock.read().strip()
-                    raise StoreError(f"the store's index lock {where} stayed held for {lock_timeout():g} s"
-                                     + (f" by pid {holder}" if holder.isdigit() else "")
-                                     + " (a paused qhybrid command? resume or end it)") from None
-                time.sleep(0.02)
-        lock.truncate(0)
-        lock.write(str(os.getpid()))
-        lock.flush()
-        yield
 
 
 def set_aside(path: Path) -> bool:

@@ -25,7 +25,7 @@ from contextlib import closing
 from pathlib import Path
 
 from qhybrid.errors import JobNotFoundError, SpecError, StoreError
-from qhybrid.jobs import contract, instances, recovery
+from qhybrid.jobs import contract, instances, locks, recovery
 from qhybrid.jobs import state as job_state
 from qhybrid.jobs.state import ACTIVE, STATES, TERMINAL, JobState  # noqa: F401  (re-exported)
 
@@ -132,42 +132,13 @@ def connect() -> sqlite3.Connection:
 
 
 def lock_timeout() -> float:
-    """Seconds any command waits for a lock of the store before it gives up in one line
-    (``QHYBRID_LOCK_TIMEOUT``, default 10): the store's writers hold their locks for milliseconds,
-    so a longer wait means a paused or stuck process holds one."""
-    return recovery.lock_timeout()
-
-
-class _Connection(sqlite3.Connection):
-    """A connection whose lock waits end in one line naming the index, not a traceback."""
-
-    def execute(self, sql, parameters=(), /):
-        try:
-            return super().execute(sql, parameters)
-        except sqlite3.OperationalError as err:
-            raise _locked(err, self) from None
-
-    def executescript(self, script, /):
-        try:
-            return super().executescript(script)
-        except sqlite3.OperationalError as err:
-            raise _locked(err, self) from None
-
-
-def _locked(err: sqlite3.OperationalError, conn) -> Exception:
-    if "locked" not in str(err) and "busy" not in str(err).lower():
-        return err
-    return StoreError(f"the job index {home() / 'index.db'} stayed locked for {lock_timeout():g} s "
-                      f"(another qhybrid process holds it: a paused command? resume or end it; "
-                      f"QHYBRID_LOCK_TIMEOUT sets the wait)")
+    """Seconds any command waits for a lock of the store (see ``qhybrid.jobs.locks``)."""
+    return locks.lock_timeout()
 
 
 def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
-    wait = lock_timeout()
-    conn = sqlite3.connect(path, timeout=wait, isolation_level=None, factory=_Connection)
-    conn.row_factory = sqlite3.Row
+    conn = locks.connect(path)
     try:
-        conn.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
         conn.execute("PRAGMA synchronous=NORMAL")
         if rebuild is not None:
             _initialise(conn, rebuild=rebuild)

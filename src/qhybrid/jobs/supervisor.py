@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 
-from qhybrid.jobs import contract, environments, instances, metrics, procs, store
+from qhybrid.jobs import contract, environments, instances, limits, metrics, procs, store
 from qhybrid.jobs.watchdog import Watchdog
 from qhybrid.jobs.backends import ProcessSpec, get_backend
 from qhybrid.jobs.environments import EnvironmentBuildError, EnvironmentStopped
@@ -344,17 +344,8 @@ class Supervisor:
         if now - self._beat >= HEARTBEAT_S:
             store.update(self.name, heartbeat=now)
             self._beat = now
-        limit = self.spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
-        budget_s = self.spec.budget_seconds()
-        if (self.folder / contract.CANCEL_FILE).exists():
-            return "cancelled on request (while installing the job's requirements)"
-        if self._stop_signal:
-            return f"supervisor stopped by signal {self._stop_signal} (while installing the job's requirements)"
-        if now - started > limit:
-            return f"max_runtime of {limit:g} s exceeded while installing the job's requirements"
-        if budget_s is not None and now - started >= budget_s - 4 * POLL_S:
-            return f"max_cost of ${self.spec.max_cost:g} reached while installing the job's requirements"
-        return None
+        return limits.building_stop(self.spec, self.folder, started=started, now=now,
+                                    stop_signal=self._stop_signal, poll_s=POLL_S)
 
     def _watch(self, specs, started):
         spec = self.spec
@@ -366,8 +357,7 @@ class Supervisor:
         self._record_tree()
         cancel_file = self.folder / contract.CANCEL_FILE
         budget_s = spec.budget_seconds()
-        max_runtime = spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
-        grace = rank_grace()
+        max_runtime, grace = limits.max_runtime(spec), limits.rank_grace()
         beat = record = flushed = time.monotonic()
         while True:
             codes = self.backend.poll()
@@ -402,7 +392,7 @@ class Supervisor:
                 self._stopped_at = now
                 self.backend.kill(grace=1.0)
                 self.end_tree()
-                return JobState.FAILED, self._hung(codes, grace), None
+                return JobState.FAILED, limits.hung(codes, grace), None
             if cancel_file.exists():
                 self._stopped_at = now
                 self.backend.kill()
@@ -424,22 +414,13 @@ class Supervisor:
                         f"(billed ${spent:.6f} for {instances.ceil_seconds(self._stopped_at - started)} s)", None)
             time.sleep(POLL_S)
 
-    @staticmethod
-    def _hung(codes: dict, grace: float) -> str:
-        done = sorted(r for r, c in codes.items() if c == 0)
-        hung = sorted(r for r, c in codes.items() if c is None)
-        return (f"rank {', '.join(map(str, done))} finished but rank {', '.join(map(str, hung))} still ran "
-                f"{grace:g} s later (hung?); they were stopped ({contract.RANK_GRACE_ENV} sets the grace period)")
-
     def _unwritable(self):
         """End a job whose log or metrics can no longer be written (a full disk): FAILED, with why."""
         self._stopped_at = time.time()
         self.backend.kill(grace=1.0)
         self.end_tree()
         self.backend.drain(timeout=1.0)
-        err = self._io_error
-        return (JobState.FAILED, f"the job's log or metrics could not be written ({err.strerror or err}); "
-                f"free space under {store.home()} and run it again", None)
+        return JobState.FAILED, limits.unwritable(self._io_error, store.home()), None
 
     def _rank_log(self, rank) -> str:
         return (self.folder / contract.LOGS_DIR / contract.rank_log(rank)).read_text(encoding="utf-8", errors="replace")
@@ -529,15 +510,6 @@ class Supervisor:
 
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, stop)
-
-
-def rank_grace() -> float:
-    """Seconds the other ranks of a job get once one rank ended (``QHYBRID_RANK_GRACE``, default 60)."""
-    try:
-        value = float(os.environ.get(contract.RANK_GRACE_ENV, contract.DEFAULT_RANK_GRACE_S))
-    except ValueError:
-        return contract.DEFAULT_RANK_GRACE_S
-    return value if value >= 0 and value == value else contract.DEFAULT_RANK_GRACE_S
 
 
 def _read_descendants(folder) -> list[list]:
