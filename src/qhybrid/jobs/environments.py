@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from qhybrid.errors import JobError, SpecError
+from qhybrid.errors import JobError
 from qhybrid.jobs import contract, requirements
 
 REQUIREMENTS = "requirements.txt"

@@ -18,11 +18,11 @@ import time
 import traceback
 
 from qhybrid.jobs import contract, environments, instances, limits, metrics, procs, store
-from qhybrid.jobs.watchdog import Watchdog
 from qhybrid.jobs.backends import ProcessSpec, get_backend
 from qhybrid.jobs.environments import EnvironmentBuildError, EnvironmentStopped
 from qhybrid.jobs.spec import JobSpec
 from qhybrid.jobs.state import ACTIVE, JobState, transition
+from qhybrid.jobs.watchdog import Watchdog
 
 POLL_S = 0.05
 HEARTBEAT_S = 1.0
