@@ -24,6 +24,7 @@ STATE_COLOURS = {
     "FAILED": ("bold red", "#cf222e"),
     "CANCELLED": ("yellow", "#9a6700"),
     "DAMAGED": ("magenta", "#8250df"),
+    "INSTALLING": ("cyan", "#0969da"),  # a RUNNING job building its requirements environment
 }
 TIME_METRICS = ("iteration_seconds", "epoch_seconds")
 NOT_PLOTTED = ("timestamp", "iteration_number", "layers")
@@ -118,6 +119,40 @@ def usd(value: float | None, approximate: bool = False) -> str:
     return "?" if value is None else format_usd(value, approximate)
 
 
+INSTALLING_PHASE = "installing requirements"  # supervisor.INSTALLING: the row's phase while pip runs
+
+
+def with_phase(info: dict) -> dict:
+    """``describe()`` plus ``phase``: what a RUNNING job is doing before its script (``installing
+    requirements``), else None."""
+    from qhybrid.jobs import store
+
+    try:
+        phase = store.get(info["name"]).get("phase") if str(info["state"]) == "RUNNING" else None
+    except Exception:  # noqa: BLE001 - a job removed meanwhile: no phase
+        phase = None
+    return {**info, "phase": phase}
+
+
+def shown_state(info: dict) -> str:
+    """The state a listing shows: DAMAGED for an unreadable folder, INSTALLING while a RUNNING job's
+    environment is built, else the state."""
+    if info.get("damaged"):
+        return "DAMAGED"
+    return "INSTALLING" if info.get("phase") == INSTALLING_PHASE else str(info["state"])
+
+
+def limits_text(spec) -> str | None:
+    """The job's stopping conditions (``max_runtime 432000 s (the default, 5 days), max_cost $2``)."""
+    from qhybrid.jobs import contract
+
+    if spec is None:
+        return None
+    runtime = spec.max_runtime or contract.DEFAULT_MAX_RUNTIME_S
+    text = f"max_runtime {runtime:g} s" + (" (the default, 5 days)" if runtime == contract.DEFAULT_MAX_RUNTIME_S else "")
+    return text + (f", max_cost ${spec.max_cost:g}" if spec.max_cost else "")
+
+
 def job_row(job, info: dict | None = None) -> dict:
     """What a listing shows of a job: name, state, device, instance, times, result summary, cost.
 
@@ -126,13 +161,17 @@ def job_row(job, info: dict | None = None) -> dict:
         info: its ``describe()`` (read when not given).
 
     Returns:
-        A JSON-ready dict; ``state`` is ``DAMAGED`` for a job whose folder is unreadable.
+        A JSON-ready dict; ``state`` is ``DAMAGED`` for a job whose folder is unreadable and
+        ``INSTALLING`` for a RUNNING job building its requirements environment (``phase``).
     """
     info = info or job.describe()
+    if "phase" not in info:
+        info = with_phase(info)
     seconds = duration(info)
     return {
         "name": info["name"],
-        "state": "DAMAGED" if info.get("damaged") else str(info["state"]),
+        "state": shown_state(info),
+        "phase": info["phase"],
         "device": (info["device"] or "?").split("/")[-1],
         "device_arn": info["device"],
         "instance": info["instance_type"] or "?",
@@ -251,7 +290,7 @@ def job_detail(job) -> dict:
     from qhybrid.errors import JobError
     from qhybrid.jobs import environment
 
-    info = job.describe()
+    info = with_phase(job.describe())
     try:
         spec = job.spec()
     except JobError:
@@ -273,6 +312,7 @@ def job_detail(job) -> dict:
         "cost_view": cost_view(info, spec.max_cost if spec else None),
         "elsewhere": elsewhere(info),
         "max_runtime": spec.max_runtime if spec else None,
+        "limits": limits_text(spec),
         "predicted": info["predicted"],
         "measured_seconds": info["measured_seconds"],
         "measured_seconds_per_iteration": info["measured_seconds_per_iteration"],

@@ -62,6 +62,18 @@ def test_bad_values_are_one_line_usage_errors(argv, words, cli):
     assert words in result.stderr and result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("argv, words", [
+    (["run", "job.py", "--instance-count", "two"], "Invalid value for '--instance-count': " + coerce.NOT_INT
+     + ", got 'two'"),
+    (["run", "job.py", "--max-runtime", "1h"], "Invalid value for '--max-runtime': " + coerce.NOT_NUMBER
+     + ", got '1h'"),
+    (["qaoa", "--layers", "2.5x"], ", got '2.5x'"),
+])
+def test_bad_numbers_are_repeated_in_the_message(argv, words, cli):
+    result = cli(*argv)
+    assert result.exit_code == 1 and words in result.stderr and result.stderr.count("\n") == 1
+
+
 def test_choices_keep_case_insensitivity_and_lists_convert(cli):
     result = cli("jobs", "list", "--state", "COMPLETED", "--limit", "2", "--json")
     assert result.exit_code == 0 and result.stdout.strip() == "[]"

@@ -45,6 +45,7 @@ def test_show_has_environment_and_cost(shared_jobs, cli):
     text = result.stdout
     for words in ("COMPLETED", "environment", "qhybrid 0.1.0", "command line", "cost", "hyperparameters"):
         assert words in text
+    assert "max_runtime 432000 s (the default, 5 days)" in text  # Braket's default, applied and shown
     doc = json.loads(cli("jobs", "show", "first-job", "--json").stdout)
     assert doc["environment"]["packages"]["qhybrid"] and doc["environment"]["cpu_count"] >= 1
 

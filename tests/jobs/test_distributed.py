@@ -79,3 +79,29 @@ def test_failing_rank_fails_job_and_leaves_no_orphan(write_script):
     assert info["state"] == "FAILED"
     assert info["failure_reason"].startswith("rank 1 exited with code 1: RuntimeError: rank one broke")
     wait_for(lambda: gone(pid0), timeout=5)
+
+
+HUNG = """
+    import os, time
+    from qhybrid.jobs import save_job_result
+    if os.environ["RANK"] == "0":
+        save_job_result({"done": True})
+    else:
+        time.sleep(600)  # a rank that never returns
+"""
+
+
+def test_a_hung_rank_gets_a_grace_period_then_the_job_fails(write_script, monkeypatch):
+    monkeypatch.setenv("QHYBRID_RANK_GRACE", "2")  # the supervisor inherits it
+    job = Job.create(CPU, write_script("hung.py", HUNG), distribution="data_parallel",
+                     instance_config=InstanceConfig(instanceType="ml.m5.2xlarge", instanceCount=2))
+    job.wait(timeout=40)
+    info = job.describe()
+    assert job.state() == "FAILED"
+    assert "rank 0 finished but rank 1 still ran 2 s later (hung?)" in info["failure_reason"]
+    assert info["billed_seconds"] < 30
+
+
+def test_a_job_without_max_runtime_gets_brakets_five_days(write_script):
+    job = Job.create(CPU, write_script("quick.py", "print(1)\n"), in_process=True)
+    assert job.spec().max_runtime == 432_000

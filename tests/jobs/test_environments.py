@@ -94,3 +94,61 @@ def test_in_process_jobs_say_they_use_the_callers_interpreter(tmp_path):
     job = Job.create(CPU, pkg, entry_point="inproc.main", in_process=True)
     assert job.result() == {"ok": 1} and job.describe()["environment"] is None
     assert "requirements.txt not installed: in-process jobs use the caller's interpreter" in job.logs()
+
+
+# -- the environment is a phase of the job: inside its limits, ended by cancel (issue 23) ---------------
+@pytest.fixture
+def silent_index():
+    """A local 'package index' that accepts connections and never answers."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/simple"
+    sock.close()
+
+
+def _pips(home: Path) -> list[int]:
+    """Pids of pip processes building an environment under ``home``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and "pip install" in cmd and str(home / "envs") in cmd:
+            found.append(int(entry.name))
+    return found
+
+
+def _hanging(tmp_path, index) -> Path:
+    return _package(tmp_path, f"--index-url {index}\nqhybrid-never-answered==1.0\n")
+
+
+def test_installing_counts_against_max_runtime(tmp_path, home, silent_index):
+    from jobkit import wait_for
+
+    job = Job.create(CPU, _hanging(tmp_path, silent_index), entry_point="needsdeps.main", max_runtime=3)
+    wait_for(lambda: job._row()["phase"] == "installing requirements", timeout=30)
+    assert job.state() == "RUNNING"
+    job.wait(timeout=40)
+    info = job.describe()
+    assert job.state() == "FAILED", info
+    assert info["failure_reason"] == "max_runtime of 3 s exceeded while installing the job's requirements"
+    assert info["billed_seconds"] >= 3 and job._row()["phase"] is None
+    wait_for(lambda: not _pips(home), timeout=10)
+
+
+def test_cancel_ends_the_environment_build(tmp_path, home, silent_index):
+    from jobkit import gone, wait_for
+
+    job = Job.create(CPU, _hanging(tmp_path, silent_index), entry_point="needsdeps.main")
+    wait_for(lambda: _pips(home), timeout=60)
+    shown = subprocess.run([sys.executable, "-m", "qhybrid", "jobs", "list"], capture_output=True, text=True,
+                           timeout=60).stdout
+    assert "INSTALLING" in shown, shown
+    supervisor = job._row()["supervisor_pid"]
+    assert job.cancel() == "CANCELLED"
+    assert "while installing the job's requirements" in job.describe()["failure_reason"]
+    wait_for(lambda: not _pips(home) and gone(supervisor), timeout=10)

@@ -84,6 +84,16 @@ def test_a_user_price_must_be_a_finite_number_above_zero(tmp_path, monkeypatch, 
         instances.get_instance("ml.c5.xlarge")  # never a $0 (or NaN) cost
 
 
+@pytest.mark.parametrize("text", ["prices = 3\n", 'prices = "cheap"\n', "prices = [1, 2]\n"])
+def test_prices_that_are_not_a_table_are_one_line(tmp_path, monkeypatch, text):
+    path = tmp_path / "prices.toml"
+    path.write_text(text)
+    monkeypatch.setenv("QHYBRID_PRICES", str(path))
+    with pytest.raises(InstanceError, match=r"'prices' must be a table .*\[prices\] section\), got") as err:
+        instances.get_instance("ml.c5.xlarge")
+    assert "\n" not in str(err.value)
+
+
 def test_fallback_toml_parser():
     text = '# prices\n[prices]\n"ml.c5.xlarge" = 0.0034  # per minute\n'
     assert instances._parse_toml(text) == {"prices": {"ml.c5.xlarge": 0.0034}}

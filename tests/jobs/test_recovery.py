@@ -59,8 +59,13 @@ def test_submission_killed_while_copying_leaves_nothing(write_script, home, tmp_
     wait_for(lambda: any((home / "jobs").glob(".tmp-*")) if (home / "jobs").exists() else False, step=0.005)
     proc.kill()
     proc.wait()
-    assert store.rows() == [] and "killed" not in [p.name for p in (home / "jobs").iterdir()]
-    Job.create(CPU, script, job_name="next", in_process=True)  # the next submission cleans up
+    assert any((home / "jobs").glob(".tmp-*"))  # killed mid-copy: its temp folder is still there
+    listed = subprocess.run([sys.executable, "-m", "qhybrid", "jobs", "list"], capture_output=True, text=True,
+                            timeout=60)  # the next command, whichever, cleans up (a read-only one here)
+    assert listed.returncode == 0, listed.stderr
+    assert list((home / "jobs").iterdir()) == []
+    assert store.rows() == []
+    Job.create(CPU, script, job_name="next", in_process=True)
     assert [p.name for p in (home / "jobs").iterdir()] == ["next"]
 
 

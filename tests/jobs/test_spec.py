@@ -26,6 +26,23 @@ def test_malformed_device(home, script):
               device="qhybrid.cpu", source_module=script)
 
 
+@pytest.mark.parametrize("device", ["", "   "])
+def test_empty_device_is_refused_in_one_line(home, script, device):
+    _rejected(home, DeviceError, f"device {device!r} is not of the form 'local:<provider>/<name>'", device=device,
+              source_module=script)
+
+
+@pytest.mark.parametrize("config", [
+    lambda: InstanceConfig(instanceType=None),
+    lambda: type("BraketConfig", (), {"instanceType": None, "instanceCount": 1})(),  # a duck-typed SDK config
+])
+def test_an_instance_type_of_none_is_refused_before_anything_is_written(home, script, config):
+    with pytest.raises(InstanceError, match="instanceType must be an instance type name like 'ml.m5.large', "
+                                            "got None") as info:
+        Job.create(CPU, script, instance_config=config())
+    assert "\n" not in str(info.value) and nothing_written(home)
+
+
 def test_unknown_provider(home, script):
     _rejected(home, DeviceError, "unknown device provider 'braket2'.*qhybrid, pennylane",
               device="local:braket2/sv1", source_module=script)

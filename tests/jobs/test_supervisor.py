@@ -1,6 +1,8 @@
 """The supervisor: environment contract, failure text, limits, bills and the end of every process."""
 from __future__ import annotations
 
+import errno
+import io
 import os
 import signal
 
@@ -8,7 +10,7 @@ import pytest
 from jobkit import CPU, gone, read_pid, wait_for
 
 from qhybrid import InstanceConfig, Job
-from qhybrid.jobs import store
+from qhybrid.jobs import store, supervisor
 from qhybrid.jobs.spec import build_spec
 from qhybrid.jobs.supervisor import free_port, job_env, traceback_tail
 
@@ -95,6 +97,50 @@ def test_no_process_outlives_its_job(write_script, tmp_path, monkeypatch, how, e
     job.wait(timeout=30)
     assert job.state() == expect
     wait_for(lambda: gone(pid), timeout=10)
+
+
+GRANDCHILDREN = """
+    import subprocess, sys, time
+    from qhybrid.jobs import results_dir
+    sleeper = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"]
+    same_group = subprocess.Popen(sleeper)
+    own_session = subprocess.Popen(sleeper, start_new_session=True)
+    (results_dir() / "pids").write_text(f"{same_group.pid} {own_session.pid}")
+    time.sleep(600)
+"""
+
+
+def test_kill_9_of_the_supervisor_ends_the_grandchildren_with_no_later_command(write_script):
+    job = Job.create(CPU, write_script("grand.py", GRANDCHILDREN))
+    folder = store.job_dir(job.name)
+    pids = wait_for(lambda: (folder / "results" / "pids").exists() and (folder / "results" / "pids").read_text())
+    pids = [int(p) for p in pids.split()]
+    wait_for(lambda: all(str(p) in (folder / "descendants.json").read_text() for p in pids)
+             if (folder / "descendants.json").exists() else False)
+    os.kill(store.get(job.name)["supervisor_pid"], signal.SIGKILL)
+    wait_for(lambda: all(gone(p) for p in pids), timeout=10)  # no qhybrid command ran meanwhile
+    job.wait(timeout=30)
+    assert job.state() == "FAILED"
+
+
+class _FullDisk(io.StringIO):
+    """A log file on a full disk: every write fails with ENOSPC."""
+
+    def write(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("which", ["metrics.jsonl", "rank-0.log"])
+def test_a_job_whose_output_cannot_be_written_fails_with_the_reason(write_script, monkeypatch, which):
+    opened = supervisor.Supervisor._open
+    monkeypatch.setattr(supervisor.Supervisor, "_open",
+                        lambda self, path: _FullDisk() if path.name == which else opened(self, path))
+    script = write_script("talk.py", "import time\nprint('Metrics - loss=1;', flush=True)\ntime.sleep(600)\n")
+    job = Job.create(CPU, script, launch="fork")  # the forked supervisor carries the full disk
+    job.wait(timeout=30)
+    row = store.get(job.name)
+    assert row["state"] == "FAILED" and "No space left on device" in row["reason"], row["reason"]
+    assert [j.name for j in Job.list()] == [job.name]  # the store stays readable
 
 
 def test_max_cost_stops_before_the_bill_passes_the_budget(write_script, tmp_path, monkeypatch):

@@ -4,8 +4,8 @@ Typer 0.2x turns every option value into its annotated type through a pydantic `
 built on first use: importing pydantic and building the adapters costs about half a second of
 every command that takes an option. ``install_param(param)`` gives a parameter whose annotation
 is ``bool``, ``int``, ``float``, ``str``, a ``Literal`` choice, or a ``list`` of those (``Optional``
-of any: Typer has unwrapped it) a converter of its own with Typer's messages, word for word; any
-other parameter (paths, files, bounds, custom parsers) keeps Typer's. On a Typer without that
+of any: Typer has unwrapped it) a converter of its own with Typer's messages, word for word, and
+then the bad value (``, got 'abc'``), which Typer's own do not repeat; any other parameter (paths, files, bounds, custom parsers) keeps Typer's. On a Typer without that
 machinery (before 0.2x: Click's own types) it does nothing.
 """
 from __future__ import annotations
@@ -28,22 +28,27 @@ _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"", "0", "off", "f", "false", "n", "no"})
 
 
+def _shown(value: Any) -> str:
+    """The bad value as the user typed it, quoted (Typer's own words never repeat it)."""
+    return repr(value.decode("utf-8", "replace") if isinstance(value, bytes) else value)
+
+
 def to_int(value: Any, ctx=None) -> int:
     """An integer from a command-line string (or a default already typed).
 
     Raises:
-        ValueError: with Typer's message.
+        ValueError: with Typer's message and the bad value.
     """
     if isinstance(value, int):
         return value
     if isinstance(value, float):
         if not value.is_integer():
-            raise ValueError(FRACTION)
+            raise ValueError(f"{FRACTION}, got {value!r}")
         return int(value)
     try:
         return int(str(value).strip())
     except ValueError:
-        raise ValueError(NOT_INT) from None
+        raise ValueError(f"{NOT_INT}, got {_shown(value)}") from None
 
 
 def to_float(value: Any, ctx=None) -> float:
@@ -53,7 +58,7 @@ def to_float(value: Any, ctx=None) -> float:
     try:
         return float(str(value).strip())
     except ValueError:
-        raise ValueError(NOT_NUMBER) from None
+        raise ValueError(f"{NOT_NUMBER}, got {_shown(value)}") from None
 
 
 def to_str(value: Any, ctx=None) -> str:
@@ -74,7 +79,7 @@ def to_bool(value: Any, ctx=None) -> bool:
     text = str(value).strip().lower()
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise ValueError(NOT_BOOL)
+    raise ValueError(f"{NOT_BOOL}, got {_shown(value)}")
 
 
 def _choice(choices: tuple, case_sensitive: bool) -> Callable:

@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         tags = pairs(tag, "--tag") or None
         found = list(reversed(Job.list(state=state.upper() if state else None, tags=tags)))
         shown = found[:limit] if limit > 0 else found
-        infos = [(j, j.describe()) for j in shown]
+        infos = [(j, views.with_phase(j.describe())) for j in shown]
         rows = [views.job_row(j, i) for j, i in infos]
         if json_:
             output.print_json([{**i, "key_metric": r["result"], "row": r} for (_j, i), r in zip(infos, rows)])
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
         if json_:
             from qhybrid.jobs import environment
 
-            info = job.describe()
+            info = views.with_phase(job.describe())
             # describe()'s "environment" is the job's dependency environment; here it is environment.json
             output.print_json({**info, "environment": environment.read(job.folder),
                                "dependency_environment": info["environment"]})

@@ -74,7 +74,10 @@ def detail_pairs(d: dict) -> list[tuple[str, object]]:
     """``jobs show``'s lines of a ``views.job_detail``."""
     from qhybrid.estimate.render import predicted_line
 
-    rows: list[tuple[str, object]] = [("name", d["name"]), ("state", state_text(d["state"]))]
+    state = state_text(d["state"])
+    if d.get("phase"):  # RUNNING (installing requirements)
+        state.plain = f"RUNNING ({d['phase']})"
+    rows: list[tuple[str, object]] = [("name", d["name"]), ("state", state)]
     rows += [("result", d["result"])] if d["result"] else []
     rows += [("device", d["device_arn"]), ("entry_point", d["entry_point"]),
              ("instance", f"{d['instance_count']} x {d['instance']}")]
@@ -86,6 +89,8 @@ def detail_pairs(d: dict) -> list[tuple[str, object]]:
     if d["tags"]:
         rows.append(("tags", "  ".join(f"{k}={v}" for k, v in d["tags"].items())))
     rows.append(("cost", d["cost_view"]["text"]))
+    if d.get("limits"):
+        rows.append(("limits", d["limits"]))
     if d["elsewhere"]:
         rows.append(("elsewhere", d["elsewhere"]))
     predicted = predicted_line({**d, "measured_seconds": d["measured_seconds"]})
@@ -114,7 +119,7 @@ def detail_pairs(d: dict) -> list[tuple[str, object]]:
 
 def show(d: dict) -> None:
     """``jobs show``: key / value lines, values wrapped at spaces within the width (continuations
-    indented under the value), then the traceback."""
+    indented under the value; a longer word, such as a path, kept whole), then the traceback."""
     import textwrap
 
     console = output.out()
@@ -126,8 +131,9 @@ def show(d: dict) -> None:
         if hasattr(value, "__rich_console__"):
             console.print(value)
             continue
-        lines = textwrap.wrap(output.fmt(value), room, break_on_hyphens=False) or [""]
-        console.print(("\n" + " " * (key_width + 2)).join(lines), markup=False, highlight=False)
+        # a word longer than the room (a path, a job name) stays whole, on a line of its own: copyable
+        lines = textwrap.wrap(output.fmt(value), room, break_on_hyphens=False, break_long_words=False) or [""]
+        console.print(("\n" + " " * (key_width + 2)).join(lines), markup=False, highlight=False, soft_wrap=True)
     if d["traceback_tail"]:
         console.print(d["traceback_tail"], markup=False, highlight=False)
 

@@ -21,14 +21,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import site
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from qhybrid.errors import JobError, SpecError
-from qhybrid.jobs import contract
+from qhybrid.errors import JobError
+from qhybrid.jobs import contract, requirements
 
 REQUIREMENTS = "requirements.txt"
 _READY = "qhybrid-env-ready"
@@ -40,43 +42,95 @@ class EnvironmentBuildError(JobError):
     """Installing a job's requirements failed (the message holds pip's last lines)."""
 
 
-def requirements_of(source: Path) -> list[str]:
-    """Return the requirement lines of every ``requirements.txt`` in a source folder (sorted by path).
+class EnvironmentStopped(JobError):
+    """Building a job's environment was stopped (cancel, max_runtime, budget): pip was ended."""
 
-    Comments and blank lines are dropped; a single-file source has none.
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _pip(argv: list[str], *, stop, watch) -> tuple[int, str]:
+    """Run pip in a process group of its own that dies with us, polling ``stop()`` (a reason to
+    stop, or None) every 0.1 s; return its exit code and output.
 
     Raises:
-        SpecError: when a requirements file cannot be read.
+        EnvironmentStopped: when ``stop()`` gave a reason (pip and its children were killed).
+        subprocess.TimeoutExpired: after ``PIP_TIMEOUT_S``.
     """
+    from qhybrid.jobs import procs
+
+    def child_setup():  # between fork and exec: its own group (killed whole), dies with the supervisor
+        os.setpgid(0, 0)
+        procs.die_with_parent()
+
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=child_setup, close_fds=True)
+        if watch is not None:
+            watch([[proc.pid, procs.start_time(proc.pid)]])
+        deadline = time.monotonic() + PIP_TIMEOUT_S
+        try:
+            while proc.poll() is None:
+                reason = stop() if stop is not None else None
+                if reason or time.monotonic() > deadline:
+                    procs.signal_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    if reason:
+                        raise EnvironmentStopped(reason)
+                    raise subprocess.TimeoutExpired(argv, PIP_TIMEOUT_S)
+                time.sleep(0.1)
+        finally:
+            procs.signal_group(proc.pid, signal.SIGKILL)  # whatever pip left in its group
+        out.seek(0)
+        return proc.returncode, out.read().decode("utf-8", "replace")
+
+
+def parsed_requirements(source: Path) -> requirements.Parsed:
+    """Read every ``requirements.txt`` in a source folder (sorted by path) under the policy of
+    ``qhybrid.jobs.requirements``: nested files inlined, local files made absolute.
+
+    Raises:
+        SpecError: a file that cannot be read, or a line the policy refuses (one line).
+    """
+    out = requirements.Parsed()
     if not source.is_dir():
-        return []
-    lines: list[str] = []
+        return out
     for path in sorted(source.rglob(REQUIREMENTS)):
         if _IGNORED_DIRS & set(path.relative_to(source).parts[:-1]):
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise SpecError(f"cannot read requirements file {str(path)!r}: {err}") from None
-        for raw in text.splitlines():
-            line = raw.split(" #", 1)[0].strip()
-            if line and not line.startswith("#"):
-                lines.append(line)
-    return lines
+        requirements.parse(path, source, out)
+    return out
 
 
-def key(requirements: list[str], python: str | None = None) -> str:
-    """Return the cache key of an environment: a hash of the requirements and the base interpreter."""
-    text = "\n".join([python or sys.executable, sys.version, *requirements])
+def requirements_of(source: Path) -> list[str]:
+    """Return the requirement lines of every ``requirements.txt`` in a source folder (see
+    ``parsed_requirements``); comments and blank lines dropped; a single-file source has none."""
+    return parsed_requirements(source).lines
+
+
+def key(requirements: list[str], python: str | None = None, *, constraints=(), files=()) -> str:
+    """Return the cache key of an environment: a hash of the requirements, constraints, the content
+    of the local files they name (``files``: ``path sha256`` lines) and the base interpreter."""
+    text = "\n".join([python or sys.executable, sys.version, *requirements, "-c", *constraints, "--", *files])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def attach(source: Path, extra: dict | None) -> dict:
-    """Return ``extra`` with ``environment`` (requirements and key) when the source has requirements."""
+    """Return ``extra`` with ``environment`` (requirements, constraints, key) when the source has
+    requirements.
+
+    Raises:
+        SpecError: a requirements file the policy refuses (before anything is written).
+    """
     extra = dict(extra or {})
-    reqs = requirements_of(source)
-    if reqs:
-        extra["environment"] = {"requirements": reqs, "key": key(reqs)}
+    parsed = parsed_requirements(source)
+    if parsed.lines:
+        env = {"requirements": parsed.lines,
+               "key": key(parsed.lines, constraints=parsed.constraints, files=parsed.fingerprint())}
+        if parsed.constraints:
+            env["constraints"] = parsed.constraints
+        extra["environment"] = env
     return extra
 
 
@@ -110,19 +164,24 @@ def _tail(text: str, lines: int = 12) -> str:
     return " | ".join(errors or kept[-lines:])
 
 
-def ensure(requirements: list[str], *, env_key: str | None = None, log=None) -> Path:
+def ensure(requirements: list[str], *, env_key: str | None = None, log=None, stop=None, watch=None,
+           constraints: list[str] | None = None) -> Path:
     """Return the interpreter of the environment for ``requirements``, building it if needed.
 
     Args:
         requirements: requirement lines (pip's requirements-file syntax).
         env_key: the cache key (default: ``key(requirements)``).
         log: a callable receiving progress lines.
+        stop: a callable polled while pip runs: a reason (text) to stop the build, or None.
+        watch: a callable told ``[[pgid, start]]`` of pip's process group (the job's watchdog).
+        constraints: constraint lines (pip's ``-c`` file), written beside the requirements.
 
     Returns:
         The path of the environment's ``python``.
 
     Raises:
         EnvironmentBuildError: when creating the environment or installing fails (pip's message).
+        EnvironmentStopped: when ``stop`` asked to stop (pip ended; nothing is cached).
     """
     log = log or (lambda _line: None)
     env_key = env_key or key(requirements)
@@ -146,16 +205,19 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None) -> 
             lines = [f"import site; site.addsitedir({d!r})" for d in _parent_site_dirs()]
             target = _site_packages(python_of(building))
             contract.write_atomic(target / "_qhybrid_parent.pth", "\n".join(lines) + "\n")
-        contract.write_atomic(building / REQUIREMENTS, "\n".join(requirements) + "\n")
-        pip = subprocess.run(
+        lines = list(requirements)
+        if constraints:
+            contract.write_atomic(building / "constraints.txt", "\n".join(constraints) + "\n")
+            lines.insert(0, f"-c {building / 'constraints.txt'}")
+        contract.write_atomic(building / REQUIREMENTS, "\n".join(lines) + "\n")
+        code, output = _pip(
             [str(python_of(building)), "-m", "pip", "install", "--disable-pip-version-check",
-             "--no-input", "-r", str(building / REQUIREMENTS)],
-            capture_output=True, text=True, timeout=PIP_TIMEOUT_S,
+             "--no-input", "-r", str(building / REQUIREMENTS)], stop=stop, watch=watch,
         )
-        for line in pip.stdout.splitlines()[-20:]:
+        for line in output.splitlines()[-20:]:
             log(line)
-        if pip.returncode != 0:
-            raise EnvironmentBuildError(f"pip install failed: {_tail(pip.stderr or pip.stdout)}")
+        if code != 0:
+            raise EnvironmentBuildError(f"pip install failed: {_tail(output)}")
         contract.write_atomic(building / _READY, env_key)
         try:
             os.rename(building, folder)  # atomic publication; another job may have won the race

@@ -19,14 +19,14 @@ from contextlib import closing
 from pathlib import Path
 
 from qhybrid.errors import JobNotFoundError, SpecError, StoreError
-from qhybrid.jobs import contract, instances, recovery
+from qhybrid.jobs import contract, instances, locks, recovery
 from qhybrid.jobs import states as job_state
 from qhybrid.jobs.states import JobState
 
 COLUMNS = (
     "name", "state", "device", "instance_type", "instance_count", "created", "started", "ended",
     "supervisor_pid", "supervisor_start", "reason", "traceback", "billed_seconds", "cost",
-    "cancel_requested", "processes", "heartbeat",
+    "cancel_requested", "processes", "heartbeat", "phase",
 )
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -39,12 +39,14 @@ CREATE TABLE IF NOT EXISTS jobs (
     billed_seconds REAL, cost REAL,
     cancel_requested INTEGER DEFAULT 0,
     processes TEXT,
-    heartbeat REAL
+    heartbeat REAL,
+    phase TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 """
 TMP_PREFIX = recovery.TMP_PREFIX
 _READY: set[str] = set()
+_SWEPT: set[str] = set()  # homes whose half-made submissions this process has looked for
 _INIT_LOCK = threading.Lock()
 
 
@@ -95,6 +97,7 @@ def exists() -> bool:
     """True when the store has an index or job folders (read-only callers look before they connect;
     folders without an index get one, rebuilt from them)."""
     root = home()
+    sweep(root)
     if (root / "index.db").exists():
         return True
     jobs = root / "jobs"
@@ -106,9 +109,15 @@ def connect() -> sqlite3.Connection:
     process opens it, under the index lock: an index that is not a database (truncated, garbage)
     is set aside, and a missing one rebuilt from the job folders before anyone reads it."""
     root = ensure_home()
+    sweep(root)
     path = root / "index.db"
     if str(path) in _READY and path.exists():
         return _open(path)
+    if path.exists():  # a sound, complete index needs no lock: a paused holder of it stalls no one
+        conn = _complete(path)
+        if conn is not None:
+            _READY.add(str(path))
+            return conn
     with _INIT_LOCK, recovery.index_lock(path):  # once per process and file: WAL mode and schema persist
         _READY.discard(str(path))
         recovery.set_aside(path)
@@ -117,11 +126,14 @@ def connect() -> sqlite3.Connection:
         return conn
 
 
+def lock_timeout() -> float:
+    """Seconds any command waits for a lock of the store (see ``qhybrid.jobs.locks``)."""
+    return locks.lock_timeout()
+
+
 def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-    conn.row_factory = sqlite3.Row
+    conn = locks.connect(path)
     try:
-        conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA synchronous=NORMAL")
         if rebuild is not None:
             _initialise(conn, rebuild=rebuild)
@@ -131,29 +143,67 @@ def _open(path: Path, *, rebuild: bool | None = None) -> sqlite3.Connection:
     return conn
 
 
+_COMPLETE = 2  # PRAGMA user_version of an index whose schema (with _ADDED) and rebuild are done
+_ADDED = {"heartbeat": "REAL", "phase": "TEXT"}  # columns added since the first schema
+
+
+def _complete(path: Path) -> sqlite3.Connection | None:
+    """A connection to ``path`` when it is a sound index that was completed (schema and rebuild done,
+    marked by ``user_version``), else None: the caller then checks it under the index lock."""
+    try:
+        conn = _open(path)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        if (conn.execute("PRAGMA user_version").fetchone()[0] == _COMPLETE
+                and conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"):
+            return conn
+    except sqlite3.DatabaseError:
+        pass
+    conn.close()
+    return None
+
+
 def _initialise(conn: sqlite3.Connection, *, rebuild: bool = False) -> None:
     """Switch to WAL, create (or extend) the schema and check the file; retried because a
     journal-mode switch may be refused at once (SQLITE_BUSY) while another process does the same."""
-    for attempt in range(100):
+    deadline = time.monotonic() + lock_timeout()
+    while True:
         try:
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
             have = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
-            if "heartbeat" not in have:
-                conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat REAL")
+            if not have:  # only a new index is written to here: reading commands take no write lock
+                conn.executescript(_SCHEMA)
+            for column, kind in _ADDED.items():  # an index from an older qhybrid gains them
+                if have and column not in have:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
             if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("database disk image is malformed")
             fresh = conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
             break
-        except sqlite3.OperationalError as err:
-            if "locked" not in str(err) and "busy" not in str(err).lower() or attempt == 99:
+        except StoreError:  # a lock (a journal-mode switch may be refused at once while another
+            if time.monotonic() > deadline:  # process does the same): retried, within the bound
                 raise
             time.sleep(0.02 + 0.01 * random.random())
     for db in home().glob("index.db*"):
         os.chmod(db, contract.FILE_MODE)
     if fresh and rebuild:
         recovery.adopt_folders(conn, jobs_root())
+    if conn.execute("PRAGMA user_version").fetchone()[0] != _COMPLETE:
+        conn.execute(f"PRAGMA user_version={_COMPLETE}")
+
+
+def sweep(root: Path) -> None:
+    """Once per process and home, remove half-made submissions (``recovery.clean_stale``): a
+    submission killed while copying its inputs leaves nothing past the next command, whichever."""
+    if str(root) in _SWEPT:
+        return
+    _SWEPT.add(str(root))
+    try:
+        recovery.clean_stale(root / "jobs")
+    except OSError:  # a store being set up or read-only: the next command looks again
+        _SWEPT.discard(str(root))
 
 
 def insert(spec) -> None:

@@ -113,6 +113,9 @@ def user_prices(valid: set[str] | None = None) -> dict[str, float]:
         table = _parse_toml(path.read_text(encoding="utf-8")).get("prices", {})
     except (ValueError, OSError) as err:
         raise InstanceError(f"price file {path}: {err}") from None
+    if not isinstance(table, dict):
+        raise InstanceError(f"price file {path}: 'prices' must be a table of instance type = USD per minute "
+                            f"(a [prices] section), got {table!r}")
     prices = {}
     for key, value in table.items():
         if valid is not None and key not in valid:
@@ -198,8 +201,12 @@ def get_instance(instance_type: str) -> Instance:
     """Return one instance type.
 
     Raises:
-        InstanceError: for an unknown type, suggesting the nearest names.
+        InstanceError: for a type that is not a name (None, a number), or an unknown one,
+            suggesting the nearest names.
     """
+    if not isinstance(instance_type, str) or not instance_type.strip():
+        raise InstanceError(f"instanceType must be an instance type name like 'ml.m5.large', got {instance_type!r} "
+                            "(see `qhybrid instances`)")
     cat = catalogue()
     if instance_type in cat:
         return cat[instance_type]

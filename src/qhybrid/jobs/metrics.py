@@ -6,14 +6,18 @@ the dict of columns that Braket's ``job.metrics()`` returns.
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
 MARKER = "Metrics - "
-_PAIR = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*([^;]*?)\s*;")
 METRIC_TYPES = ("timestamp", "iteration_number")
 STATISTICS = ("max", "min")
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # one encoder: json.dumps(..., ensure_ascii=False) builds one a call
+
+
+def to_json(row: dict) -> str:
+    """One ``metrics.jsonl`` line of a row (names kept as written: ``λoss``, not ``\\u03bboss``)."""
+    return _ENCODER.encode(row)
 
 
 def _value(text: str) -> float | None:
@@ -26,13 +30,24 @@ def _value(text: str) -> float | None:
 def parse_line(line: str, *, rank: int | None = None) -> dict | None:
     """Return the metric row of a printed line, or None if it is not a metric line.
 
-    Rows of rank > 0 carry ``"rank": K`` so they never form rank 0's columns.
+    After the marker, each ``name=value;`` pair counts: the name is the last word before ``=``, any
+    printable characters but ``=`` and ``;`` (``λoss``, ``val/acc``, ``f1@0.5``), the value a number
+    (others are dropped, as Braket drops them). Rows of rank > 0 carry ``"rank": K`` so they never
+    form rank 0's columns. Plain string operations, no regular expression: a script printing
+    metrics in a tight loop must not outrun the supervisor reading them.
     """
     at = line.find(MARKER)
     if at < 0:
         return None
-    pairs = ((k, _value(v)) for k, v in _PAIR.findall(line[at + len(MARKER):]))
-    row = {k: v for k, v in pairs if v is not None}
+    row = {}
+    for pair in line[at + len(MARKER):].split(";")[:-1]:  # only pairs closed by ";"
+        name, eq, text = pair.partition("=")
+        words = name.split()
+        if not eq or not words or not words[-1].isprintable():
+            continue
+        value = _value(text)
+        if value is not None:
+            row[words[-1]] = value
     if not row:
         return None
     row.setdefault("timestamp", time.time())

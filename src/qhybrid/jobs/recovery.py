@@ -15,11 +15,12 @@ import shutil
 import sqlite3
 import time
 import uuid
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 from qhybrid.jobs import contract, procs
 from qhybrid.jobs import states as job_state
+from qhybrid.jobs.locks import index_lock, lock_timeout  # noqa: F401  (re-exported: recovery.index_lock)
 from qhybrid.jobs.states import STATES, JobState
 
 TMP_PREFIX = ".tmp-"
@@ -30,24 +31,12 @@ def readable(path: Path) -> bool:
     if not path.exists():
         return True
     try:
-        with closing(sqlite3.connect(path, timeout=30)) as conn:
+        with closing(sqlite3.connect(path, timeout=lock_timeout())) as conn:
             ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
             conn.execute("SELECT count(*) FROM jobs").fetchone()
         return ok
     except sqlite3.DatabaseError as err:
         return "locked" in str(err)  # busy is not damaged
-
-
-@contextmanager
-def index_lock(path: Path):
-    """The store's index lock (``.index.lock`` beside it): held while an index is checked, set aside
-    or rebuilt, so that processes meeting a missing or damaged index at once rebuild it once and
-    none of them reads it half-made."""
-    import fcntl
-
-    with open(path.with_name(".index.lock"), "a", opener=contract.private_opener) as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def set_aside(path: Path) -> bool:

@@ -279,7 +279,7 @@ def build_spec(
         raise SpecError(f"distribution {distribution!r} is not one of None, 'data_parallel'")
     extra = _check_backend(backend, address, extra)
     ppi = _processes(processes_per_instance, distribution=distribution, inst=inst, in_process=in_process)
-    runtime = _positive("max_runtime", max_runtime)
+    runtime = _positive("max_runtime", max_runtime) or contract.DEFAULT_MAX_RUNTIME_S  # Braket's 5 days
     budget, frozen = _check_budget(max_cost, inst, ic)
     if copy_checkpoints_from_job is not None:
         copy_checkpoints_from_job = job_ref_name(copy_checkpoints_from_job)

@@ -37,8 +37,10 @@ from qhybrid.jobs.index import (  # noqa: F401  (re-exported: the index's old ho
     insert,
     job_dir,
     jobs_root,
+    lock_timeout,
     processes,
     rows,
+    sweep,
     update_if,
     delete_row,
     _has_row,
@@ -117,10 +119,10 @@ def transition(name: str, to_state: str, *, from_states=None, **fields) -> bool:
 
 
 def delete(name: str) -> None:
-    """Remove a job's row and folder."""
+    """Remove a job's row and folder (the row first: a locked index leaves the job whole)."""
     get(name)
-    shutil.rmtree(job_dir(name), ignore_errors=True)
     delete_row(name)
+    shutil.rmtree(job_dir(name), ignore_errors=True)
 
 
 def load_spec(name: str):
