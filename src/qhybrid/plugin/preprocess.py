@@ -38,8 +38,7 @@ from pennylane.transforms.core import CompilePipeline, transform
 
 from ..errors import OperationError, WireError
 from ..sim.gates import GATES
-from .convert import _native
-from .plan import evolution_gates, op_wire_labels
+from .convert import _native, evolution_gates, op_wire_labels
 
 #: Operations with a matrix that run as one dense block when not in the table.
 _MATRIX_OK = {"MultiControlledX", "ControlledQubitUnitary", "QFT", "OrbitalRotation", "ECR", "SISWAP",

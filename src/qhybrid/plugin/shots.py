@@ -60,16 +60,21 @@ def _by_eigenvalues(mp) -> bool:
         and len(mp.wires) > 0
 
 
-def _eigenvalues_at(mp, indices: np.ndarray, position: dict, n: int) -> np.ndarray:
-    """``mp``'s observable's eigenvalue at each drawn basis state (of the diagonalized state).
+#: Diagonalizing gates that turn each Pauli of a word into Z on its wire (X: H; Y: Z, S, H).
+_PAULI_BASIS = frozenset({"Hadamard", "PauliZ", "S", "Adjoint(S)"})
 
-    A Pauli sum with real coefficients is read term by term (after its diagonalizing gates each
-    word is a Z-word: ``c`` times ``(-1)**parity`` of its wires' bits), which is what
-    ``mp.eigvals()`` gives at those indices without building its ``2**k`` eigenvalues (~4 ms for
-    ``Z @ Z`` through PennyLane); anything else reads ``mp.eigvals()``.
+
+def _eigenvalues_at(mp, diag, indices: np.ndarray, position: dict, n: int) -> np.ndarray:
+    """``mp``'s observable's eigenvalue at each drawn basis state (of the state after ``diag``).
+
+    A Pauli sum with real coefficients whose diagonalizing gates are one-qubit Pauli basis
+    changes is read term by term (each word is then a Z-word: ``c`` times ``(-1)**parity`` of
+    its wires' bits), which is what ``mp.eigvals()`` gives at those indices without building its
+    ``2**k`` eigenvalues (~4 ms for ``Z @ Z`` through PennyLane); anything else (a Hermitian, a
+    sum PennyLane diagonalizes by an eigenbasis unitary) reads ``mp.eigvals()``.
     """
     rep = mp.obs.pauli_rep
-    if rep is not None and all(isinstance(c, (float, int, np.floating, np.integer)) for c in rep.values()):
+    if rep is not None and all(g.name in _PAULI_BASIS for g in diag) and all(isinstance(c, (float, int, np.floating, np.integer)) for c in rep.values()):
         out = np.zeros(indices.shape, dtype=np.float64)
         for word, c in rep.items():
             if not len(word):
@@ -111,7 +116,7 @@ def sampled_results(device, tape, state, wire_order):
         if key not in drawn:
             drawn[key] = basis_indices(device._rotated(state, diag, wire_order), total, device._rng)[0]
         if _by_eigenvalues(mp):
-            per_mp.append(("values", _eigenvalues_at(mp, drawn[key], position, n)))
+            per_mp.append(("values", _eigenvalues_at(mp, diag, drawn[key], position, n)))
         else:
             if key not in bits:
                 bits[key] = index_bits(drawn[key], n)
