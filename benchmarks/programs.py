@@ -96,7 +96,10 @@ def main(argv=None) -> int:
         for name in names:
             order = (peer, ours) if r % 2 == 0 else (ours, peer)
             for dev in order:
-                found, wall = run_program(name, dev)
+                try:
+                    found, wall = run_program(name, dev)
+                except RuntimeError as exc:  # a row saying so, and the rest of the table
+                    found, wall = {"failed": ("text", str(exc).splitlines()[-1][:120])}, float("nan")
                 times[name, dev].append(wall)
                 results[name, dev] = found
     print(f"load after {os.getloadavg()[0]:.2f}\n")

@@ -80,26 +80,28 @@ def test_bad_seed_names_the_value(seed):
         qml.device("qhybrid.cpu", wires=2, seed=seed)
 
 
-def test_capture_passes_num_wires_to_defer_measurements():
-    pytest.importorskip("jax")
+def _capture_program(x):
+    qml.RX(x, 0)
+    m = qml.measure(0)
+    qml.cond(m, qml.RY)(0.4, 1)
+    return qml.expval(qml.Z(1)), qml.expval(qml.Z(0))
+
+
+def test_capture_defers_measurements_with_num_wires_and_runs_concrete_programs():
+    jax = pytest.importorskip("jax")
     dev = qml.device("qhybrid.cpu", wires=3)
+    ref = qml.QNode(_capture_program, qml.device("lightning.qubit", wires=3))(0.7)
     qml.capture.enable()
     try:
         prog = dev.preprocess_transforms(qml.devices.ExecutionConfig())
         defer = [t for t in prog if "defer_measurements" in repr(t)]
         assert defer and defer[0].kwargs.get("num_wires") == 3
-
-        @qml.qnode(dev)
-        def f(x):
-            qml.RX(x, 0)
-            m = qml.measure(0)
-            qml.cond(m, qml.RY)(0.4, 1)
-            return qml.expval(qml.Z(1))
-
-        ref = qml.QNode(f.func, qml.device("lightning.qubit", wires=3))
-        np.testing.assert_allclose(f(0.7), ref(0.7), atol=1e-10)
+        got = qml.QNode(_capture_program, dev)(0.7)
+        with pytest.raises(DeviceError, match="concrete arguments"):
+            jax.jit(qml.QNode(_capture_program, dev))(0.7)
     finally:
         qml.capture.disable()
+    np.testing.assert_allclose(got, ref, atol=1e-10)
 
 
 _OBSERVABLES = [qml.Z(0), qml.X(1) @ qml.Y(2), 0.5 * qml.Z(0) @ qml.Z(2) - 1.5 * qml.Z(1) + 0.25 * qml.Identity(0),

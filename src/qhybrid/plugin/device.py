@@ -149,7 +149,17 @@ class QhybridCPU(Device):
 
     # ---------------------------------------------------------------- config
     def preprocess_transforms(self, execution_config: ExecutionConfig | None = None) -> CompilePipeline:
+        if qml.capture.enabled():  # a captured program: lightning.qubit's capture preprocessing
+            from .capture import capture_pipeline
+
+            return capture_pipeline(self)
         return engine.device_pipeline(self, execution_config or ExecutionConfig())
+
+    def eval_jaxpr(self, jaxpr, consts, *args, execution_config=None, shots=None) -> list:
+        """A captured program's results (:mod:`.capture`: concrete arguments, run as a tape)."""
+        from .capture import eval_captured
+
+        return eval_captured(self, jaxpr, consts, args, shots=shots)
 
     def setup_execution_config(self, config: ExecutionConfig | None = None, circuit=None) -> ExecutionConfig:
         config = config or ExecutionConfig()

@@ -212,7 +212,7 @@ def device_pipeline(device, config) -> CompilePipeline:
     name = device.name
     prog = CompilePipeline()
     prog.add_transform(validate_wires, device.wires, name=name)
-    if qml.capture.enabled():  # captured programs need the wire count for the measurement wires
+    if qml.capture.enabled():  # (a tape under capture: the wire count for the measurement wires)
         prog.add_transform(defer_measurements, num_wires=_capture_wires(device), allow_postselect=False)
     else:
         prog.add_transform(defer_measurements, allow_postselect=False)
