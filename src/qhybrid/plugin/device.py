@@ -11,8 +11,10 @@ Example::
         return qml.expval(qml.Z(0))
 
 Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
-(``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (int,
-``numpy.random.Generator`` or ``torch.Generator``; drives sampling),
+(``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (drives sampling; the
+default ``"global"`` draws the seed from numpy's global generator when the device is created, as
+lightning.qubit's does; ``None``, an int, a ``numpy.random.Generator`` or a ``torch.Generator``:
+:mod:`.seeding`),
 ``threads`` (torch and numba threads while executing, restored after),
 ``fuse`` and ``fast`` (engine switches, on by default). Derivatives:
 ``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
@@ -30,6 +32,8 @@ without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml``
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
+Importing this module and creating a device import neither torch nor numba (the engine loads
+at the first execution, :mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
 """
 from __future__ import annotations
 
