@@ -102,6 +102,7 @@ def main(argv=None) -> int:
                     found, wall = {"failed": ("text", str(exc).splitlines()[-1][:120])}, float("nan")
                 times[name, dev].append(wall)
                 results[name, dev] = found
+                print(f"  {name} on {dev}: {wall:.2f} s", file=sys.stderr, flush=True)
     print(f"load after {os.getloadavg()[0]:.2f}\n")
     print(f"| program | {peer} | {ours} | {peer} / {ours} | numbers |")
     print("| --- | --- | --- | --- | --- |")
