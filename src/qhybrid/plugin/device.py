@@ -58,7 +58,7 @@ _DTYPES = ("complex128", "complex64")
 
 def _dtype_name(c_dtype) -> str:
     """``'complex128'`` or ``'complex64'`` for a numpy dtype, its name or a torch dtype."""
-    if type(c_dtype).__module__ == "torch":  # a torch.dtype, without importing torch
+    if type(c_dtype).__module__.startswith("torch"):  # a torch.dtype, without importing torch
         name = str(c_dtype).removeprefix("torch.")
     else:
         try:

@@ -33,7 +33,7 @@ def numpy_rng(seed) -> np.random.Generator:
             raise DeviceError(f"seed={seed!r} is not valid; use 'global' (the default: a seed drawn from "
                               f"numpy's global generator), None, an int or a numpy Generator")
         seed = np.random.randint(2**31 - 1)
-    elif type(seed).__module__ == "torch" and type(seed).__name__ == "Generator":
+    elif type(seed).__module__.startswith("torch") and type(seed).__name__ == "Generator":
         import torch
 
         seed = int(torch.randint(0, 2**62, (1,), generator=seed))
