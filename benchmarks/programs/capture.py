@@ -9,7 +9,9 @@ import pennylane as qml
 from _report import device_name, exact, text
 
 try:
-    import jax  # noqa: F401
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # (else captured arguments are float32)
 except ImportError:
     text("capture", "unavailable")
     raise SystemExit(0)
