@@ -10,7 +10,7 @@ import pytest
 
 from qhybrid.errors import DeviceError
 from qhybrid.plugin.seeding import numpy_rng
-from qhybrid.plugin.shots import basis_indices, index_bits, sampled_results
+from qhybrid.plugin.shots import basis_indices, index_bits
 
 _NO_TORCH = """
 import sys
