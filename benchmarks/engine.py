@@ -27,6 +27,9 @@ Usage::
     python benchmarks/engine.py --only qaoa --repeats 5
     python benchmarks/engine.py --device qhybrid.gpu --dtype complex64
     python benchmarks/engine.py --qsim --repeats 5   # forward, engine vs qsim at 20-24 qubits
+    python benchmarks/engine.py --shots --repeats 5  # sample / counts / expval, 10-100,000 shots, 4-20 qubits
+
+``--shots``: see ``benchmarks/engine_shots.py``.
 
 ``--qsim``: the layered circuit's forward pass and <Z0> on the engine itself
 (:func:`qhybrid.sim.simulate`, no PennyLane) against Google's qsim (``qsimcirq``, installed
@@ -384,6 +387,8 @@ def main(argv=None) -> int:
                         help="only the forward pass against qsim at 20-24 qubits (complex64; needs qsimcirq)")
     parser.add_argument("--stat", choices=sorted(STATS), default="median",
                         help="--small: each call's median or best time (best: on a busy machine)")
+    parser.add_argument("--shots", action="store_true", help="finite-shot measurements (engine_shots.py)")
+    parser.add_argument("--shots-wires", default="4,8,12,16,20", help="--shots: wire counts")
     args = parser.parse_args(argv)
 
     only = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -406,6 +411,14 @@ def main(argv=None) -> int:
         print(f"- engine (qhybrid.sim.simulate) vs qsim {_version('qsimcirq')}, complex64, layered circuit "
               f"(3 x RX/RY/RZ + CNOT ring), forward + <Z0>, median of {args.repeats}, taking turns\n")
         qsim_table(args)
+        return 0
+    if args.shots:
+        from engine_shots import shots_table
+
+        print(f"- {args.device} vs {args.peer}, {args.dtype}, layered circuit, one forward call with shots, "
+              f"{args.stat} of {args.repeats}, taking turns\n")
+        shots_table(args, c_dtype, layered_workload=layered_workload, make_device=make_device,
+                    interleaved_medians=interleaved_medians, stat=STATS[args.stat])
         return 0
     if args.small:
         print(f"- {args.device} vs {args.peer}, {args.dtype}, layered circuit (3 x RX/RY/RZ + CNOT ring), "

@@ -1,6 +1,15 @@
-"""Start-up of the ``qhybrid`` command, end to end, against another checkout (the peer) in one run.
+"""Start-up of the ``qhybrid`` command, end to end, against another checkout (the peer) in one run;
+or (``--devices``) of a PennyLane program on qhybrid.cpu against lightning.qubit.
 
     .venv/bin/python benchmarks/startup.py --peer /tmp/old-checkout [--repeats 5]
+    .venv/bin/python benchmarks/startup.py --devices [--wires 2,6,10,14] [--repeats 5] [--cold 1]
+
+``--devices`` times, from process start to exit, a fresh process that imports PennyLane, creates
+``qml.device(name, wires=n)``, runs a small QNode (RX on every wire, a CNOT chain, one
+expectation) for its value and its gradient (the default diff method: adjoint on both) and
+exits; the two devices take turns run by run. Warm: qhybrid's kernel cache filled by an untimed
+run first. Cold: an empty kernel cache folder per run (the first run after an install); both
+devices print what they computed, and the values must agree to 1e-10.
 
 Times, as real subprocesses (wall time, from the spawn to the exit), a warm small job
 ``qhybrid qaoa --nodes 10 --quiet`` (the numba kernels already cached: one untimed warm-up run
@@ -82,13 +91,81 @@ def stages(env: dict, cwd: Path) -> None:
         print(f"  {t - t0:6.2f} s  {pid:>7}  {what}")
 
 
+PROBE = """
+import sys, time
+t0 = time.perf_counter()
+import pennylane as qml
+from pennylane import numpy as np
+n = int(sys.argv[2])
+dev = qml.device(sys.argv[1], wires=n)
+@qml.qnode(dev)
+def f(x):
+    for w in range(n):
+        qml.RX(x[w], w)
+    for w in range(n - 1):
+        qml.CNOT([w, w + 1])
+    return qml.expval(qml.Z(0) @ qml.Z(n - 1))
+x = np.array([0.1 * (w + 1) for w in range(n)], requires_grad=True)
+print(repr(float(f(x))), repr(float(qml.grad(f)(x).sum())))
+"""
+DEVICES = ("lightning.qubit", "qhybrid.cpu")
+
+
+def probe(device: str, wires: int, env: dict) -> tuple[float, str]:
+    """One fresh process running :data:`PROBE` on ``device``: ``(wall seconds, its output)``."""
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", PROBE, device, str(wires)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, timeout=900)
+    wall = time.perf_counter() - t0
+    if out.returncode:
+        raise SystemExit(f"{device} at {wires} wires failed:\n{out.stderr[-2000:]}")
+    return wall, out.stdout.strip()
+
+
+def device_startup(wires: list[int], repeats: int, cold: int, cache: Path) -> None:
+    """The ``--devices`` table: process start to result, both devices, warm and cold."""
+    env = tree_env(HERE, cache, bytecode=True)
+    print(f"load average before: {load()}")
+    for n in wires:  # untimed: bytecode, and qhybrid's kernels for this size
+        for d in DEVICES:
+            probe(d, n, env)
+    times = {(d, n, kind): [] for d in DEVICES for n in wires for kind in ("warm", "cold")}
+    first: dict = {}  # wires -> the values the first run printed
+    for n in wires:
+        for r in range(repeats + cold):
+            kind = "warm" if r < repeats else "cold"
+            for d in (DEVICES if r % 2 == 0 else DEVICES[::-1]):
+                run_env = env
+                if kind == "cold":
+                    run_env = {**env, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="qhybrid-cold-")}
+                wall, printed = probe(d, n, run_env)
+                times[d, n, kind].append(wall)
+                values = [float(v) for v in printed.split()]
+                ref = first.setdefault(n, values)
+                if max(abs(a - b) for a, b in zip(values, ref)) > 1e-10:
+                    raise SystemExit(f"{d} at {n} wires printed {values}, the other device {ref}")
+    print(f"load average after: {load()}\n")
+    print("| wires | lightning.qubit warm | qhybrid.cpu warm | ratio (lq / ours) | lightning.qubit cold "
+          "| qhybrid.cpu cold (empty kernel cache) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for n in wires:
+        med = {(d, k): statistics.median(times[d, n, k]) if times[d, n, k] else float("nan")
+               for d in DEVICES for k in ("warm", "cold")}
+        lq, ours = med["lightning.qubit", "warm"], med["qhybrid.cpu", "warm"]
+        print(f"| {n} | {lq:.2f} s | {ours:.2f} s | {lq / ours:.2f}x | {med['lightning.qubit', 'cold']:.2f} s "
+              f"| {med['qhybrid.cpu', 'cold']:.2f} s |")
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", type=Path, required=True, help="another checkout (its src/ is used)")
+    parser.add_argument("--peer", type=Path, help="another checkout (its src/ is used)")
+    parser.add_argument("--devices", action="store_true", help="qhybrid.cpu vs lightning.qubit, start to result")
+    parser.add_argument("--wires", default="2,6,10,14", help="with --devices: wire counts")
+    parser.add_argument("--cold", type=int, default=1, help="with --devices: cold runs per size and device")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=",".join(COMMANDS), help="commands, comma-separated")
     parser.add_argument("--bytecode", action="store_true", help="a bytecode cache per tree, as installed")
@@ -96,6 +173,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "qhybrid-startup",
                         help="where each tree's numba (and bytecode) cache is kept between runs")
     args = parser.parse_args(argv)
+    if args.devices:
+        device_startup([int(w) for w in args.wires.split(",")], args.repeats, args.cold, args.cache / "devices")
+        return 0
+    if args.peer is None:
+        parser.error("--peer is required (or --devices)")
     trees = {"ours": HERE, "peer": args.peer.resolve()}
     caches = {k: args.cache / k for k in trees}
     envs = {k: tree_env(t, caches[k], bytecode=args.bytecode) for k, t in trees.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pennylane as qml
+from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import DenseTerm, Observable, Operation, PauliTerm
 from ..sim.gates import GATES
@@ -92,3 +93,33 @@ def convert_observable(obs, wire_map) -> Observable:
             m = to_numpy(qml.matrix(o, wire_order=o.wires))
             dense.append(DenseTerm(c.real, tuple(wire_map[w] for w in o.wires), m))
     return Observable(tuple(paulis), tuple(dense))
+
+
+def op_wire_labels(op) -> tuple:
+    """``op.wires.labels``, a tuple (hashed and compared in C, unlike ``Wires``); a controlled
+    operation's from its parts (its ``wires`` is built anew at each access, ~20 us a CNOT)."""
+    controlled = _CONTROLLED.get(type(op))
+    if controlled is None:
+        controlled = _CONTROLLED[type(op)] = isinstance(op, Controlled)
+    if controlled:
+        return op.hyperparameters["control_wires"].labels + op.base.wires.labels
+    return op.wires.labels
+
+
+_CONTROLLED: dict = {}  # operation type -> whether it is a Controlled (isinstance costs microseconds)
+
+
+def evolution_gates(op):
+    """The table gates of an ``ApproxTimeEvolution`` (``exp(-i t H)`` in ``n`` Trotter steps,
+    one rotation ``exp(-i t c/n P)`` per Pauli word ``P`` of ``H``): ``[(gate, wires, 2 c / n)]``
+    per step, or None when a word has no table gate."""
+    h, n = op.hyperparameters["hamiltonian"], op.hyperparameters["n"]
+    out = []
+    for word, c in h.pauli_rep.items():
+        if not len(word):
+            continue  # the identity: a global phase
+        name = pauli_word_gate("".join(word.values()))
+        if name is None:
+            return None
+        out.append((name, tuple(word.keys()), 2.0 * float(np.real(c)) / n))
+    return out

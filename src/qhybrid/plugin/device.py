@@ -11,8 +11,10 @@ Example::
         return qml.expval(qml.Z(0))
 
 Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
-(``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (int,
-``numpy.random.Generator`` or ``torch.Generator``; drives sampling),
+(``np.complex128`` default, ``np.complex64`` or their names), ``seed`` (drives sampling; the
+default ``"global"`` draws the seed from numpy's global generator when the device is created, as
+lightning.qubit's does; ``None``, an int, a ``numpy.random.Generator`` or a ``torch.Generator``:
+:mod:`.seeding`),
 ``threads`` (torch and numba threads while executing, restored after),
 ``fuse`` and ``fast`` (engine switches, on by default; ``fast=False`` runs the torch
 reference kernels instead of the device's kernel set, which ``devices.resolve`` chooses:
@@ -32,57 +34,53 @@ without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml``
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
+Importing this module and creating a device import neither torch nor numba (the engine loads
+at the first execution, :mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pennylane as qml
-import torch
 from pennylane.devices import Device, ExecutionConfig
 from pennylane.devices.modifiers import simulator_tracking, single_tape_support
 from pennylane.measurements import ExpectationMP
 from pennylane.transforms.core import CompilePipeline
 
 from ..errors import DeviceError
-from ..sim import Cache
-from ..sim.adjoint import adjoint_jacobian
-from ..sim.circuit import Circuit
-from ..sim.jit import threads
-from ..sim.measure import measure, sample_bits
-from ..sim.observables import expval
-from ..sim.simulate import final_state
-from .convert import convert_observable, convert_op
-from .plan import PlanCache
-from .preprocess import device_pipeline
+from . import engine
+from .seeding import numpy_rng
+from .shots import sampled_results
 
-_DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64}
+_DTYPES = ("complex128", "complex64")
 
 
-def _torch_dtype(c_dtype) -> torch.dtype:
-    if isinstance(c_dtype, torch.dtype) and c_dtype in _DTYPES.values():
-        return c_dtype
-    try:
-        name = np.dtype(c_dtype).name
-    except TypeError:
-        name = str(c_dtype)
+def _dtype_name(c_dtype) -> str:
+    """``'complex128'`` or ``'complex64'`` for a numpy dtype, its name or a torch dtype."""
+    if type(c_dtype).__module__.startswith("torch"):  # a torch.dtype, without importing torch
+        name = str(c_dtype).removeprefix("torch.")
+    else:
+        try:
+            name = np.dtype(c_dtype).name
+        except TypeError:
+            name = str(c_dtype)
     if name not in _DTYPES:
         raise DeviceError(f"c_dtype={c_dtype!r} is not supported; valid: np.complex128, np.complex64, "
                           f"'complex128', 'complex64'")
-    return _DTYPES[name]
+    return name
 
 
-def _numpy_rng(seed) -> np.random.Generator:
-    if isinstance(seed, torch.Generator):
-        seed = int(torch.randint(0, 2**62, (1,), generator=seed))
-    if isinstance(seed, str) and seed == "global":
-        seed = np.random.randint(0, 2**31 - 1)
-    return np.random.default_rng(seed)
+def _threads(n):
+    """torch's and numba's thread count set to ``n`` while executing, restored after (sim.jit's one
+    policy; ``None``: unchanged, without importing the engine)."""
+    if n is None:
+        return contextlib.nullcontext()
+    from ..sim.jit import threads
 
-
-_threads = threads  # torch and numba threads while executing (sim.jit's one policy)
+    return threads(n)
 
 
 MCMC_KERNELS = ("Local", "NonZeroRandom")
@@ -121,22 +119,21 @@ class QhybridCPU(Device):
     _torch_device = "cpu"
     config_filepath = Path(__file__).parent / "qhybrid.toml"
 
-    def __init__(self, wires=None, shots=None, *, seed=None, c_dtype=np.complex128, threads=None,
+    def __init__(self, wires=None, shots=None, *, seed="global", c_dtype=np.complex128, threads=None,
                  fuse: bool = True, fast: bool = True, batch_obs: bool = False, mcmc: bool = False,
                  kernel_name: str | None = None, num_burnin: int = 0):
         super().__init__(wires=wires, shots=shots)
         self._check_backend()
         _check_mcmc(mcmc, kernel_name, num_burnin, self.shots)
         self.batch_obs, self.mcmc, self.kernel_name, self.num_burnin = bool(batch_obs), bool(mcmc), kernel_name, num_burnin
-        self.dtype = _torch_dtype(c_dtype)
+        self._dtype_name = _dtype_name(c_dtype)
         if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
             raise DeviceError(f"threads={threads!r} must be a positive integer")
         self.threads = threads
-        self._rng = _numpy_rng(seed)
-        self._fuse = fuse
-        self.kernels = _kernel_set(self.name, fast)
-        self._cache = Cache()
-        self._plans = PlanCache()  # tape structure -> conversion plan (parameters change, structure does not)
+        self._rng = numpy_rng(seed)
+        self._fuse, self._fast = fuse, fast
+        self._engine_cache = self._plan_cache = None  # made on first execution (they import the engine)
+        self._kernels = None  # the device's kernel set, chosen on first execution (it imports numba or torch)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
 
     def _check_backend(self):
@@ -144,11 +141,49 @@ class QhybridCPU(Device):
 
     @property
     def c_dtype(self):
-        return np.complex64 if self.dtype == torch.complex64 else np.complex128
+        return np.complex64 if self._dtype_name == "complex64" else np.complex128
+
+    @property
+    def dtype(self):
+        """The engine's torch dtype (imports torch)."""
+        return engine.torch_dtype(self._dtype_name)
+
+    @property
+    def kernels(self):
+        """The kernel set this device runs (``devices.resolve``'s; the torch reference with
+        ``fast=False``), loaded on first use."""
+        if self._kernels is None:
+            self._kernels = _kernel_set(self.name, self._fast)
+        return self._kernels
+
+    @property
+    def _cache(self):
+        """The engine's cache of this device (structure-derived tensors, spare buffers)."""
+        if self._engine_cache is None:
+            engine.notice()
+            self._engine_cache = engine.Cache()
+        return self._engine_cache
+
+    @property
+    def _plans(self):
+        """Tape structure -> conversion plan (parameters change, structure does not)."""
+        if self._plan_cache is None:
+            self._plan_cache = engine.PlanCache()
+        return self._plan_cache
 
     # ---------------------------------------------------------------- config
     def preprocess_transforms(self, execution_config: ExecutionConfig | None = None) -> CompilePipeline:
-        return device_pipeline(self, execution_config or ExecutionConfig())
+        if qml.capture.enabled():  # a captured program: lightning.qubit's capture preprocessing
+            from .capture import capture_pipeline
+
+            return capture_pipeline(self)
+        return engine.device_pipeline(self, execution_config or ExecutionConfig())
+
+    def eval_jaxpr(self, jaxpr, consts, *args, execution_config=None, shots=None) -> list:
+        """A captured program's results (:mod:`.capture`: concrete arguments, run as a tape)."""
+        from .capture import eval_captured
+
+        return eval_captured(self, jaxpr, consts, args, shots=shots)
 
     def setup_execution_config(self, config: ExecutionConfig | None = None, circuit=None) -> ExecutionConfig:
         config = config or ExecutionConfig()
@@ -211,16 +246,16 @@ class QhybridCPU(Device):
         wire_order = self._wire_order(tape)
         _, circ, batched, engine_plan = self._circuit(tape)
         n = circ.n_wires
-        state = final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
+        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
                             cache=self._cache, plan=engine_plan)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
             self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
-            return self._sampled(tape, state, wire_order)
+            return sampled_results(self, tape, state, wire_order)
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
-                r = measure(state, m, n, cache=self._cache, kernels=self.kernels).cpu().numpy()
+                r = engine.measure(state, m, n, cache=self._cache, kernels=self.kernels).cpu().numpy()
             else:
                 diag = mp.diagonalizing_gates() if mp.obs is not None else []
                 st = self._rotated(state, diag, wire_order).cpu().numpy()
@@ -236,25 +271,8 @@ class QhybridCPU(Device):
             return state
         wire_map = {w: i for i, w in enumerate(wire_order)}
         n = state.shape[1].bit_length() - 1
-        rot = Circuit(n, tuple(convert_op(g, wire_map) for g in gates), (), state)
-        return final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
-
-    def _sampled(self, tape, state, wire_order):
-        n = state.shape[1].bit_length() - 1
-        total = tape.shots.total_shots
-        samples, per_mp = {}, []
-        for mp in tape.measurements:
-            diag = mp.diagonalizing_gates() if mp.obs is not None else []
-            key = tuple(repr(g) for g in diag)
-            if key not in samples:
-                st = self._rotated(state, diag, wire_order)
-                samples[key] = sample_bits(st, total, n, rng=self._rng)[0]
-            per_mp.append(samples[key])
-        bins = []
-        for lo, hi in tape.shots.bins():
-            res = tuple(mp.process_samples(s[lo:hi], wire_order) for mp, s in zip(tape.measurements, per_mp))
-            bins.append(res[0] if len(res) == 1 else res)
-        return tuple(bins) if tape.shots.has_partitioned_shots else bins[0]
+        rot = engine.Circuit(n, tuple(engine.convert_op(g, wire_map) for g in gates), (), state)
+        return engine.final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
 
     def execute(self, circuits, execution_config: ExecutionConfig | None = None):
         # device VJPs: keep each tape's final state for the backward sweep (as lightning does)
@@ -267,7 +285,7 @@ class QhybridCPU(Device):
     def _jac(self, tape, values=False, saved=None):
         plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
-        vals, jac = adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels,
+        vals, jac = engine.adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels,
                                      cache=self._cache, fuse=self._fuse, return_values=True, state=state,
                                      plan=engine_plan)
         jac = plan.tape_jacobian(jac.numpy())
@@ -299,7 +317,7 @@ class QhybridCPU(Device):
         if not obs_tr:
             return None
         wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
-        state = final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
+        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
                             cache=self._cache)
         B = state.shape[0]
         owner, start = [], 0
@@ -317,8 +335,8 @@ class QhybridCPU(Device):
             elif isinstance(obs, qml.ops.SProd) and k == 0:
                 term = obs.base
             if term is not None:
-                o = convert_observable(term, wire_map)
-                out[m, col] = expval(state, o, circ.n_wires, cache=self._cache, kernels=self.kernels).numpy()
+                o = engine.convert_observable(term, wire_map)
+                out[m, col] = engine.expval(state, o, circ.n_wires, cache=self._cache, kernels=self.kernels).numpy()
         return out
 
     def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
@@ -358,6 +376,8 @@ class QhybridGPU(QhybridCPU):
     _torch_device = "cuda"
 
     def _check_backend(self):
+        import torch
+
         if not torch.cuda.is_available():
             raise DeviceError(
                 "qhybrid.gpu needs a CUDA GPU, but torch.cuda.is_available() is False "

@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pennylane.operation import StatePrepBase
-from pennylane.ops.op_math import Controlled
 
 from ..sim.circuit import Circuit, Measurement, Operation
 from ..sim.fuse import ZROT_NAME, build_plan, zrotation_groups
-from .convert import _native, convert_observable, convert_op, pauli_word_gate, to_numpy
+from .convert import _native, convert_observable, convert_op, evolution_gates, op_wire_labels, to_numpy
 
 #: Z-rotations ``exp(-i theta/2 Z...Z)`` by number of wires (the same convention for all).
 _ZROT = {"RZ", "IsingZZ", "MultiRZ"}
@@ -150,20 +149,6 @@ def _op_key(op) -> tuple:
     return op.name, op_wire_labels(op)
 
 
-def op_wire_labels(op) -> tuple:
-    """``op.wires.labels``, a tuple (hashed and compared in C, unlike ``Wires``); a controlled
-    operation's from its parts (its ``wires`` is built anew at each access, ~20 us a CNOT)."""
-    controlled = _CONTROLLED.get(type(op))
-    if controlled is None:
-        controlled = _CONTROLLED[type(op)] = isinstance(op, Controlled)
-    if controlled:
-        return op.hyperparameters["control_wires"].labels + op.base.wires.labels
-    return op.wires.labels
-
-
-_CONTROLLED: dict = {}  # operation type -> whether it is a Controlled (isinstance costs microseconds)
-
-
 def _evolution_key(op) -> tuple:
     h = op.hyperparameters
     return op.name, op.wires, h["n"], tuple(h["hamiltonian"].pauli_rep.items())
@@ -173,22 +158,6 @@ def _evolution_key(op) -> tuple:
 #: Hamiltonian: its coefficients are hyperparameters the plan bakes in).
 _KEYED = {"PauliRot": lambda op: (op.name, op.wires, op.hyperparameters["pauli_word"]),
           "ApproxTimeEvolution": _evolution_key}
-
-
-def evolution_gates(op):
-    """The table gates of an ``ApproxTimeEvolution`` (``exp(-i t H)`` in ``n`` Trotter steps,
-    one rotation ``exp(-i t c/n P)`` per Pauli word ``P`` of ``H``): ``[(gate, wires, 2 c / n)]``
-    per step, or None when a word has no table gate."""
-    h, n = op.hyperparameters["hamiltonian"], op.hyperparameters["n"]
-    out = []
-    for word, c in h.pauli_rep.items():
-        if not len(word):
-            continue  # the identity: a global phase
-        name = pauli_word_gate("".join(word.values()))
-        if name is None:
-            return None
-        out.append((name, tuple(word.keys()), 2.0 * float(np.real(c)) / n))
-    return out
 
 
 def make_plan(tape, wire_order) -> TapePlan:

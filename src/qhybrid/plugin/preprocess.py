@@ -38,8 +38,7 @@ from pennylane.transforms.core import CompilePipeline, transform
 
 from ..errors import OperationError, WireError
 from ..sim.gates import GATES
-from .convert import _native
-from .plan import evolution_gates, op_wire_labels
+from .convert import _native, evolution_gates, op_wire_labels
 
 #: Operations with a matrix that run as one dense block when not in the table.
 _MATRIX_OK = {"MultiControlledX", "ControlledQubitUnitary", "QFT", "OrbitalRotation", "ECR", "SISWAP",
@@ -213,7 +212,10 @@ def device_pipeline(device, config) -> CompilePipeline:
     name = device.name
     prog = CompilePipeline()
     prog.add_transform(validate_wires, device.wires, name=name)
-    prog.add_transform(defer_measurements, allow_postselect=False)
+    if qml.capture.enabled():  # (a tape under capture: the wire count for the measurement wires)
+        prog.add_transform(defer_measurements, num_wires=_capture_wires(device), allow_postselect=False)
+    else:
+        prog.add_transform(defer_measurements, allow_postselect=False)
     adjoint = config.gradient_method in ("adjoint", "device")
     # one decomposition pass: with adjoint, straight to single-parameter trainable gates
     prog.add_transform(decompose_unsupported, supports_adjoint_operation if adjoint else supports_operation,
@@ -225,6 +227,15 @@ def device_pipeline(device, config) -> CompilePipeline:
     if adjoint:
         add_adjoint_transforms(prog, name=name, device_wires=device.wires, decomposed=True)
     return prog
+
+
+def _capture_wires(device) -> int:
+    """The device's wire count, which ``defer_measurements`` needs under program capture (as on
+    lightning.qubit, whose mid-circuit measurements then use the device's spare wires)."""
+    if device.wires is None:
+        raise WireError(f"{device.name} needs wires=... when qml.capture is enabled (defer_measurements "
+                        f"maps mid-circuit measurements onto the device's spare wires)")
+    return len(device.wires)
 
 
 def add_adjoint_transforms(prog, *, name, device_wires=None, decomposed=False):

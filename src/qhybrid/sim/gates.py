@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
-import torch
 
 _I2 = np.eye(2)
 _X = np.array([[0, 1], [1, 0]], dtype=complex)
@@ -269,7 +268,7 @@ GATES: dict[str, Gate] = {
 def _params(params):
     out = []
     for p in params:
-        if torch.is_tensor(p):
+        if type(p).__module__.startswith("torch"):  # a tensor (torch is imported where tensors are made)
             p = p.detach().cpu().numpy()
         a = np.asarray(p)
         if not np.iscomplexobj(a):
@@ -278,18 +277,20 @@ def _params(params):
     return out
 
 
-def _torch(a: np.ndarray, dtype, device) -> torch.Tensor:
+def _torch(a: np.ndarray, dtype, device):
+    import torch
+
     t = torch.from_numpy(np.ascontiguousarray(a))
     return t.to(device=device, dtype=dtype)
 
 
-def gate_diagonal(name: str, params, k: int, dtype, device, adjoint: bool = False) -> torch.Tensor:
+def gate_diagonal(name: str, params, k: int, dtype, device, adjoint: bool = False):
     """The ``(P, 2**k)`` diagonal of a diagonal gate (conjugated when ``adjoint``)."""
     d = GATES[name].diagonal(_params(params), k)
     return _torch(d.conj() if adjoint else d, dtype, device)
 
 
-def gate_matrix(name: str, params, k: int, dtype, device, adjoint: bool = False) -> torch.Tensor:
+def gate_matrix(name: str, params, k: int, dtype, device, adjoint: bool = False):
     """The ``(P, 2**k, 2**k)`` matrix of any gate in the table (its adjoint on request)."""
     return _torch(_matrix_np(name, _params(params), k, adjoint), dtype, device)
 
