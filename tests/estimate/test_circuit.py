@@ -28,18 +28,25 @@ def _layers(n: int, depth: int, ladder: bool = True):
 @pytest.mark.parametrize("depth", [1, 3])
 def test_forward_calls_match_final_state(monkeypatch, ladder, depth, with_cache):
     from qhybrid.sim.cache import Cache
+    from qhybrid.sim.kernels import default_kernel_set
 
-    counted = []
-    for name in ("apply", "apply_layer", "permute_into"):
-        original = getattr(sim_simulate, name)
+    ks = default_kernel_set("cpu")  # the engine calls its layer and permutation passes on the set
+    counted, nesting = [], [0]
+    for owner, name in ((sim_simulate, "apply"), (ks, "apply_layer"), (ks, "permute_into")):
+        original = getattr(owner, name)
 
         def wrapper(*args, _f=original, _name=name, **kwargs):
-            counted.append(_name)
-            return _f(*args, **kwargs)
+            if not nesting[0]:  # a pass the forward loop asks for (``apply`` hands a layer on to the set)
+                counted.append(_name)
+            nesting[0] += 1
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                nesting[0] -= 1
 
-        monkeypatch.setattr(sim_simulate, name, wrapper)
+        monkeypatch.setattr(owner, name, wrapper)
     circuit = Circuit(6, _layers(6, depth, ladder))
-    sim_simulate.final_state(circuit, cache=Cache() if with_cache else None)
+    sim_simulate.final_state(circuit, cache=Cache() if with_cache else None, kernels=ks)
     assert len(counted) == forward_calls(circuit, spare=with_cache) > 0
 
 
