@@ -76,6 +76,15 @@ def test_metrics_one_row_per_iteration(shared_jobs, cli):
     assert len(raw["loss"]) == 6 and [v for v in raw["loss"] if v is not None] == [3, 2, 1]  # half-empty rows
 
 
+def test_metrics_plot_into_a_missing_folder_is_one_line(shared_jobs, cli, tmp_path):
+    target = tmp_path / "missing" / "m.png"
+    result = cli("jobs", "metrics", "third-job", "--plot", target)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.strip().splitlines() == [
+        f"qhybrid: error: --plot {str(target)!r}: the folder {str(target.parent)!r} does not exist (create it first)"]
+    assert not result.stdout  # refused before any table was printed
+
+
 def test_result_and_wait(shared_jobs, cli):
     assert json.loads(cli("jobs", "result", "second-job").stdout) == {"x": "2"}
     result = cli("jobs", "wait", "first-job", "second-job", "--json")

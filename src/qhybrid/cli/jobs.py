@@ -108,6 +108,8 @@ def register(app: typer.Typer) -> None:
         from qhybrid.cli.results import SHORT, metric_columns
         from qhybrid.cli.results import plot as draw
 
+        if plot:
+            output.writable_path(plot, option="--plot")  # before any work: one line, not a traceback
         found = _jobs(names)
         tables = {j.name: metric_columns(j, metric_type=metric_type, statistic=statistic, rank=rank) for j in found}
         if plot:
