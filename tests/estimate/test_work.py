@@ -89,7 +89,7 @@ def test_qml_split_is_how_the_batched_kernels_cut_a_call(monkeypatch, threads):
             gates = len(work.qml_gates(n))
             parts, split = batched._calls(planes, batch * 2**n, gates)
             busy = len(parts) if parts is not None else split
-            calls = work.QML_CALLS if parts is not None else 2 * gates + 1
+            calls = work.QML_CALLS if parts is not None else 2 * gates + 2
             assert work.qml_split(n, batch, threads) == (busy, calls), (n, batch)
 
 

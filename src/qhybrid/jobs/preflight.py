@@ -107,10 +107,6 @@ def _qml(spec, dev) -> None:
     from qhybrid.workloads import qml as workload
 
     settings = workload.parse_settings(spec.hyperparameters)
-    import torch
-
-    from qhybrid.sim import memory
-
-    dtype = torch.complex64 if settings.dtype == "complex64" else torch.complex128
-    if _device_name(dev) == "cpu" or torch.cuda.is_available():
-        memory.check_memory(settings.nwires, batch=settings.batch_size, dtype=dtype, device=_device_name(dev))
+    processes = spec.processes_per_instance if spec.distribution else 1
+    if _device_name(dev) == "cpu" or ("torch" in sys.modules and _local_cuda()):
+        workload.preflight(settings, device=_device_name(dev), processes=processes)

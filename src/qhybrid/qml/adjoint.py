@@ -39,12 +39,10 @@ import torch
 
 from qhybrid.sim import batchedtorch
 from qhybrid.sim.jit import HAVE_NUMBA, notice
-from qhybrid.sim.memory import available_bytes, chunk_size
+from qhybrid.sim.memory import QML_STATES_PER_SAMPLE, available_bytes, chunk_size
 
-#: Full states one sample of a chunk holds, by kernel and whether gradients are wanted: numba
-#: keeps a planar ``psi`` and a planar ``lambda`` (the factor gradients reuse both); torch keeps
-#: ``psi``, a scratch and ``lambda``, and its factor gradients allocate about two more.
-STATES_PER_SAMPLE = {("numba", False): 2, ("numba", True): 2, ("torch", False): 2, ("torch", True): 5}
+#: Full states one sample of a chunk holds, by kernel and gradient (the engine's one table)
+STATES_PER_SAMPLE = QML_STATES_PER_SAMPLE
 
 @dataclass(frozen=True)
 class Plan:

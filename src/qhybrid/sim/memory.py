@@ -97,6 +97,11 @@ def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: 
     return need
 
 
+#: Full states one sample of a QML chunk holds (``qml.adjoint``), by kernel and whether gradients are
+#: wanted: numba keeps a planar ``psi`` and a planar ``lambda`` (the factor gradients reuse both);
+#: torch keeps ``psi``, a scratch and ``lambda``, and its factor gradients allocate about two more.
+QML_STATES_PER_SAMPLE = {("numba", False): 2, ("numba", True): 2, ("torch", False): 2, ("torch", True): 5}
+
 #: Bytes of state buffers a chunked batch call may hold at once by default: a few full states at
 #: 26 wires (four of 2**26 complex128), the whole batch of a small circuit.
 CHUNK_BYTES = 4 << 30
