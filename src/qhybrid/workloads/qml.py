@@ -35,7 +35,7 @@ tensors as exact lists, so resuming never unpickles) from which a later run resu
 dict) and the result: ``accuracy`` (the validation accuracy after the last epoch),
 ``train_accuracy``, ``val_loss``, ``loss`` (training), ``losses``, ``val_accuracies``,
 ``epoch_seconds``, ``world_size``, ``device``, ``summary`` (in words), the sizes and
-``engine_chunk`` (samples per engine call in training and evaluation; None on PennyLane).
+``engine_chunk`` (the most samples per engine call in training, and in evaluation; None on PennyLane).
 
 Runs as ``python qml.py`` under the job runtime or standalone.
 """
@@ -149,14 +149,18 @@ def train_step(net, optimizer, xb, yb):
     return torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
 
 
-def train_epoch(net, optimizer, loader, where):
-    """One epoch's training steps (:func:`train_step` on each batch of ``loader``): ``[loss sum, correct, count]``."""
+def train_epoch(net, optimizer, loader, where, chunks: list | None = None):
+    """One epoch's training steps (:func:`train_step` on each batch of ``loader``): ``[loss sum, correct, count]``;
+    ``chunks``, when given, gets each step's samples per engine call (our layer's ``last_chunk``)."""
     import torch
 
     sums = torch.zeros(3, dtype=torch.float64)
     net.train()
+    qlayer = getattr(getattr(net, "module", net), "qlayer", None)
     for xb, yb in loader:
         sums += train_step(net, optimizer, xb.to(where), yb.to(where))
+        if chunks is not None and getattr(qlayer, "last_chunk", None):
+            chunks.append(qlayer.last_chunk)
     return sums
 
 
@@ -244,12 +248,11 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     dataset = TensorDataset(X, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
-    train_chunk = None
+    train_chunks: list = []
     for epoch in range(start_epoch, settings.epochs + 1):
         sampler.set_epoch(epoch)
         began = time.perf_counter()
-        sums = train_epoch(net, optimizer, loader, where)
-        train_chunk = getattr(model.qlayer, "last_chunk", None)
+        sums = train_epoch(net, optimizer, loader, where, train_chunks)
         scheduler.step()
         if world > 1:
             dist.all_reduce(sums)
@@ -272,7 +275,7 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
         if rank == settings.fail_rank:
             raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
     last = (lambda key: history[key][-1] if history.get(key) else None)
-    chunks = {"train": train_chunk, "eval": getattr(model.qlayer, "last_chunk", None)}
+    chunks = {"train": max(train_chunks, default=None), "eval": getattr(model.qlayer, "last_chunk", None)}
     accuracy_ = last("val_accuracy") if val_idx else last("accuracy")
     result = {"summary": _summary(accuracy_, len(val_idx), len(train_idx), y_val),
               "accuracy": accuracy_, "val_accuracy": last("val_accuracy"), "val_loss": last("val_loss"),
