@@ -28,18 +28,20 @@ def _layers(n: int, depth: int, ladder: bool = True):
 @pytest.mark.parametrize("depth", [1, 3])
 def test_forward_calls_match_final_state(monkeypatch, ladder, depth, with_cache):
     from qhybrid.sim.cache import Cache
+    from qhybrid.sim.kernels import as_kernel_set
 
+    ks = as_kernel_set(None, "cpu")  # the set final_state runs on the CPU (its fused calls counted on it)
     counted = []
-    for name in ("apply", "apply_layer", "permute_into"):
-        original = getattr(sim_simulate, name)
+    for owner, name in ((sim_simulate, "apply"), (ks, "apply_layer"), (ks, "permute_into")):
+        original = getattr(owner, name)
 
         def wrapper(*args, _f=original, _name=name, **kwargs):
             counted.append(_name)
             return _f(*args, **kwargs)
 
-        monkeypatch.setattr(sim_simulate, name, wrapper)
+        monkeypatch.setattr(owner, name, wrapper)
     circuit = Circuit(6, _layers(6, depth, ladder))
-    sim_simulate.final_state(circuit, cache=Cache() if with_cache else None)
+    sim_simulate.final_state(circuit, kernels=ks, cache=Cache() if with_cache else None)
     assert len(counted) == forward_calls(circuit, spare=with_cache) > 0
 
 
