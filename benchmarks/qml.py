@@ -31,6 +31,7 @@ Usage::
     python benchmarks/qml.py                       # everything (a few minutes)
     python benchmarks/qml.py --wires 8,10 --no-dp  # quick
     python benchmarks/qml.py --wires "" --dp-wires 12  # the data-parallel part only
+    python benchmarks/qml.py --per-sample 20,22,24 --batch-size 1  # s/sample vs lightning, peak RSS
 """
 from __future__ import annotations
 
@@ -220,11 +221,19 @@ def main(argv=None) -> int:
     parser.add_argument("--dp-rounds", type=int, default=3,
                         help="times each data-parallel configuration runs (interleaved; median reported)")
     parser.add_argument("--no-dp", action="store_true")
+    parser.add_argument("--per-sample", default=None, metavar="WIRES",
+                        help="only seconds per training sample at these wires against lightning.qubit, "
+                             "with peak memory (benchmarks/qml_samples.py), e.g. 20,22,24")
     parser.add_argument("--threads", type=int, default=None,
                         help="simulator threads: numba's for qhybrid, OpenMP's for lightning, torch's for "
                              "the peer's classical part (default: all cores); qhybrid's torch ops get 1, as "
                              "in the training job")
     args = parser.parse_args(argv)
+    if args.per_sample is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import qml_samples
+
+        return qml_samples.main(["--per-sample", args.per_sample, "--batches", str(args.batch_size)])
     threads = args.threads or os.cpu_count()
     os.environ["OMP_NUM_THREADS"] = str(threads)  # lightning's OpenMP, before it loads
     import numba

@@ -81,9 +81,47 @@ def test_memory_is_checked_and_kept_buffers_count_as_free(monkeypatch):
     cache = Cache()
     leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
     adjoint.CircuitExpval.apply(*leaves, PLAN, cache, "torch").sum().backward()  # keeps psi, lam, scratch
-    need = 3 * 3 * 16 * 16  # three states of 3 x 16 complex128 amplitudes
-    assert cache.nbytes == need
+    assert cache.nbytes == 3 * 3 * 16 * 16  # three states of 3 x 16 complex128 amplitudes
     monkeypatch.setattr(adjoint, "available_bytes", lambda device: 0)
-    adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, cache, "torch")  # all it needs is held
-    with pytest.raises(MemoryLimitError, match="4 qubits"):
+    assert adjoint.plan_chunk(3, 4, factors, "torch", cache, grad=False) == 3  # all it needs is held
+    adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, cache, "torch")
+    with pytest.raises(MemoryLimitError, match=r"4 wires \(complex128\) need 0.5 KiB per sample"):
         adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, Cache(), "torch")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_chunked_call_equals_the_unchunked_one(kernel, chunk):
+    """A forced tiny chunk: same outputs and gradients (complex128 to 1e-12); one chunk's buffers kept."""
+    factors, mats, obs = _circuit_inputs(5, 4, seed=9)
+    weights = torch.tensor([0.5, -1.0, 2.0, 0.25, -3.0], dtype=torch.float64)
+    results = []
+    for size in (None, chunk):
+        cache = Cache()
+        leaves = [t.clone().requires_grad_() for t in (factors, mats, obs)]
+        out = adjoint.CircuitExpval.apply(*leaves, PLAN, cache, kernel, size)
+        (out * weights).sum().backward()
+        results.append((out.detach(), *(t.grad for t in leaves), cache.nbytes))
+    for got, want in zip(results[1][:4], results[0][:4]):
+        torch.testing.assert_close(got, want, atol=1e-12, rtol=0)
+    per_sample = adjoint.STATES_PER_SAMPLE[kernel, True] if kernel == "numba" else 3
+    assert results[1][4] == per_sample * chunk * 16 * 16  # buffers of one chunk, not of the batch
+    with torch.no_grad():
+        torch.testing.assert_close(adjoint.CircuitExpval.apply(factors, mats, obs, PLAN, None, kernel, chunk),
+                                   results[0][0], atol=1e-12, rtol=0)
+
+
+def test_chunk_rule():
+    from qhybrid.errors import MemoryLimitError
+    from qhybrid.sim.memory import chunk_size
+
+    gib = 1 << 30
+    # 26 wires, complex128, two states a sample: 2 GiB each; the 4 GiB budget takes 2 of a batch of 16
+    assert chunk_size(26, batch=16, available=20 * gib) == 2
+    assert chunk_size(26, batch=16, available=20 * gib, max_samples=1) == 1
+    assert chunk_size(26, batch=16, dtype="complex64", available=20 * gib) == 4
+    assert chunk_size(10, batch=52, available=20 * gib) == 52
+    assert chunk_size(26, batch=16, available=3 * gib) == 1  # 80 % of 3 GiB
+    assert chunk_size(26, batch=16, available=6 * gib, share=0.5) == 1
+    with pytest.raises(MemoryLimitError, match=r"^26 wires \(complex128\) need 2.00 GiB per sample .* 1.50 GiB is free"):
+        chunk_size(26, batch=16, available=3 * gib, share=0.5)

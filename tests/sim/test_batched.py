@@ -59,6 +59,7 @@ def test_sweep_matches_the_torch_sweep(dtype):
     torch.testing.assert_close(psi, want_psi, atol=tol, rtol=0)
     torch.testing.assert_close(lam, want_lam, atol=tol, rtol=0)
     torch.testing.assert_close(torch.from_numpy(got).to(dtype), want, atol=4 * tol, rtol=0)
+    assert got.shape == (4, len(GATES), 2, 2)  # per sample
 
 
 @pytest.mark.parametrize("threads, batch", [(2, 5), (3, 7), (2, 1), (3, 2)])
@@ -87,7 +88,7 @@ def test_factor_gradients_match_torch(dtype):
     raw = torch.randn((3, N, 2, 2), generator=gen, dtype=torch.float64)
     factors = torch.complex(raw[..., 0], raw[..., 1]).to(dtype)
     lam = _states(3, N, dtype, 5)
-    got = batched.factor_gradients(lam.numpy(), factors.numpy())
+    got = batched.factor_gradients(lam.numpy().copy(), factors.numpy())  # consumes lam
     want = batchedtorch.factor_gradients(lam, factors)
     torch.testing.assert_close(torch.from_numpy(got), want, atol=TOL[dtype], rtol=0)
 

@@ -34,6 +34,19 @@ def test_qaoa_preflight_reads_the_graph_file_and_the_memory(tmp_path):
         w.preflight(w.parse_settings({"n_nodes": "34", "n_edges": "40"}), cpu, input_data={})
 
 
+def test_qml_preflight_asks_the_chunk_rule_for_this_process_share(monkeypatch):
+    """26 wires, complex128, two states a sample on numba (2 GiB): 4 GiB free fits one rank, not two."""
+    from qhybrid.sim import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda device, **kw: 4 << 30)
+    w = table.WORKLOADS["qml"]
+    settings = w.parse_settings({"nwires": "26", "batch_size": "4"})
+    cpu = Target("qhybrid", "qhybrid.cpu", "cpu", False, "numba")
+    w.preflight(settings, cpu, input_data={})
+    with pytest.raises(MemoryLimitError, match=r"26 wires \(complex128\) need 2.00 GiB per sample"):
+        w.preflight(settings, cpu, input_data={}, processes=2)
+
+
 def test_a_target_travels_as_a_record_without_its_kernel_set():
     target = resolve("local:qhybrid/qhybrid.gpu")
     record = target.record()

@@ -98,6 +98,29 @@ def test_single_process_job_logs_saves_and_checkpoints():
     assert (folder / "checkpoints" / f"{job.name}_qml.json").exists()
 
 
+def test_chunked_job_follows_the_unchunked_trajectory():
+    """max_batch_states cuts every batch into engine calls of at most that many samples: same run."""
+    whole = _job({**SMALL, "epochs": "2"}, in_process=True).result()
+    chunked = _job({**SMALL, "epochs": "2", "max_batch_states": "3"}, in_process=True).result()
+    assert whole["engine_chunk"] == {"train": 8, "eval": 6} and chunked["engine_chunk"] == {"train": 3, "eval": 3}
+    torch.testing.assert_close(torch.tensor(chunked["losses"]), torch.tensor(whole["losses"]), atol=1e-12, rtol=0)
+    assert chunked["val_loss"] == pytest.approx(whole["val_loss"], abs=1e-12)
+
+
+def test_preflight_names_the_size_the_memory_per_sample_and_what_is_free():
+    from qhybrid.errors import MemoryLimitError
+
+    settings = workload.parse_settings({"nwires": "26", "ndata": "16"})
+    assert workload.preflight(settings, available=24 << 30) == 2  # 2 GiB a sample, CHUNK_BYTES 4 GiB
+    assert workload.preflight(settings, available=5 << 30) == 2  # 80 % of 5 GiB
+    assert workload.preflight(settings, available=5 << 30, processes=2) == 1  # the other rank holds half
+    with pytest.raises(MemoryLimitError, match=r"^26 wires \(complex128\) need 2.00 GiB per sample .*"
+                                               r"only 2.00 GiB is free on cpu"):
+        workload.preflight(settings, available=2 << 30)
+    with pytest.raises(SpecError, match="max_batch_states"):
+        workload.parse_settings({"max_batch_states": "-1"})
+
+
 def test_input_channel_is_read(tmp_path):
     from qhybrid.qml.data import load_sonar
 

@@ -17,7 +17,8 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
                input_: Optional[str] = None, instance_count: int = 1, data_parallel: bool = False,
                processes_per_instance: Optional[int] = None, device: Optional[str] = None,
                instance: Optional[str] = None, name: Optional[str] = None, backend: str = "local",
-               address: Optional[str] = None, max_cost: Optional[float] = None) -> dict:
+               address: Optional[str] = None, max_cost: Optional[float] = None,
+               max_batch_states: int = 0) -> dict:
     """``Job.create`` keywords for the ``qml`` command's options (checked before anything is written).
 
     Raises:
@@ -36,6 +37,8 @@ def job_kwargs(*, wires: int = 10, data: int = 208, batch_size: int = 16, epochs
                         "(without it only one process would train)")
     hp = {"nwires": str(wires), "ndata": str(data), "batch_size": str(batch_size), "epochs": str(epochs),
           "lr": repr(lr), "gamma": repr(gamma), "val_fraction": repr(val_fraction), "seed": str(seed), "dtype": dtype}
+    if max_batch_states:
+        hp["max_batch_states"] = str(max_batch_states)
     workload.parse_settings(hp)  # fail here, in one line, not in the job
     kwargs = {"device": dev, "source_module": str(Path(workload.__file__)), "entry_point": "qml",
               "job_name": name, "hyperparameters": hp, "backend": backend, "address": address,
@@ -116,7 +119,8 @@ def show_result(result: dict) -> None:
         ("epochs", f"{result['epochs']} of {result['n_train']} samples, batch {result['batch_size']}, "
                    f"{result['world_size']} process(es)"),
         ("time", f"{sum(secs):.2f} s training" + (f" (first epoch {secs[0]:.2f} s)" if secs else "")),
-    ])
+    ] + ([("engine chunk", "{train} sample(s) a call in training, {eval} in evaluation".format(
+        **result["engine_chunk"]))] if (result.get("engine_chunk") or {}).get("train") else []))
 
 
 def qml(
@@ -129,6 +133,8 @@ def qml(
     val_fraction: Annotated[float, typer.Option(help="Share held out (stratified, seeded) for validation.")] = 0.25,
     seed: options.Seed = 1967,
     dtype: options.Dtype = "complex128",
+    max_batch_states: Annotated[int, typer.Option(
+        help="Most samples the engine simulates at once (0: as many as fit the free memory).")] = 0,
     input_: Annotated[Optional[str], typer.Option(
         "--input", metavar="CSV", help="A Sonar CSV (sonar.all-data); default the bundled copy.")] = None,
     instance_count: Annotated[int, typer.Option(help="Instances (needs --data-parallel above 1).")] = 1,
@@ -153,7 +159,8 @@ def qml(
                         val_fraction=val_fraction, seed=seed, dtype=dtype, input_=input_,
                         instance_count=instance_count, data_parallel=data_parallel,
                         processes_per_instance=processes_per_instance, device=device, instance=instance,
-                        name=name, backend=backend, address=address, max_cost=max_cost)
+                        name=name, backend=backend, address=address, max_cost=max_cost,
+                        max_batch_states=max_batch_states)
     if dry_run:
         return dryrun.dry_run(kwargs, json_output=json_)
     exit_with(submit_and_wait({**kwargs, "force": force}, json_output=json_, progress=progress_spec(epochs),

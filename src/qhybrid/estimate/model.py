@@ -8,8 +8,10 @@ cache (one thread's cache-resident bandwidth times the busy threads) when it
 fits, DRAM past it. The overheads (QAOA: per iteration and per kernel call; QML:
 the fixed step and a thread hand-off per extra thread per call) scale with one
 core's speed; QML's serial planar copies run at one thread's bandwidth. A QML
-job also evaluates its held-out samples after every epoch (the forward pass in
-one batch), at the step's rates with a fixed part of its own.
+job also evaluates its held-out samples after every epoch (the forward pass),
+at the step's rates with a fixed part of its own. Both run in chunks that fit memory
+(``sim.memory.chunk_size``): the kernel calls and their hand-offs repeat per chunk, and
+a chunk's batch decides the busy threads.
 
 GPU (torch on CUDA): ``launches x LAUNCH_S + max(bytes / (GPU bandwidth x
 GPU_BW_EFFICIENCY), flops / (peak x GPU_FLOP_EFFICIENCY))`` - an uncalibrated
@@ -86,49 +88,53 @@ def _qml_rate_per_thread(cal, n_wires: int) -> float:
 
 def qml_fixed_seconds(work, *, n_wires: int, batch: int, threads: int, wake_s: float, submit_s: float,
                       cache_gbs: float, dram_gbs: float, l3_bytes: int, fresh_s_per_gb: float = 0.0,
-                      forward: bool = False) -> float:
+                      forward: bool = False, chunks: int = 1) -> float:
     """Seconds of a DressedQNN step that do not shrink with threads, beyond the fixed step: the thread
     hand-offs (per call on more than one busy thread ``wake_s`` plus ``submit_s`` per extra one;
-    :func:`~qhybrid.estimate.work.qml_split` counts the calls; ``forward``: an evaluation's) and
+    :func:`~qhybrid.estimate.work.qml_split` counts the calls of one chunk, ``batch`` samples, of the
+    ``chunks``; ``forward``: an evaluation's) and
     the serial planar copies at one thread's bandwidth (cache-resident or DRAM by the batch's working set),
     and the fresh temporaries' page faults (``fresh_s_per_gb``)."""
     busy, calls = qml_split(n_wires, batch, threads, forward=forward)
     copies = work.serial_bytes / ((cache_gbs if work.working_set_bytes <= l3_bytes else dram_gbs) * 1e9)
     fresh = work.fresh_bytes / 1e9 * fresh_s_per_gb
-    return (calls * (wake_s + (busy - 1) * submit_s) if busy > 1 else 0.0) + copies + fresh
+    return (chunks * calls * (wake_s + (busy - 1) * submit_s) if busy > 1 else 0.0) + copies + fresh
 
 
 def _qml_cpu(work, machine, cal, *, batch: int, n_wires: int, cores: int | None, overhead_s: float,
-             forward: bool) -> float:
+             forward: bool, chunk: int | None = None) -> float:
     core = _core_ratio(machine, cal)
     threads = cores or machine.cores
-    busy, _ = qml_split(n_wires, batch, threads, forward=forward)
-    fixed = qml_fixed_seconds(work, n_wires=n_wires, batch=batch, threads=threads,
+    chunk = min(batch, chunk or batch)
+    busy, _ = qml_split(n_wires, chunk, threads, forward=forward)
+    fixed = qml_fixed_seconds(work, n_wires=n_wires, batch=chunk, threads=threads,
                               wake_s=cal.pool_wake_s / core, submit_s=cal.pool_submit_s / core,
                               cache_gbs=machine.cache_bandwidth_gbs,
                               dram_gbs=machine.thread_bandwidth_gbs, l3_bytes=machine.l3_bytes,
-                              fresh_s_per_gb=cal.fresh_s_per_gb / core, forward=forward)
+                              fresh_s_per_gb=cal.fresh_s_per_gb / core, forward=forward, chunks=-(-batch // chunk))
     rate = _qml_rate_per_thread(cal, n_wires) * core * busy
-    per_sample_set = work.working_set_bytes // max(1, batch)
+    per_sample_set = work.working_set_bytes // max(1, chunk)
     memory = _memory_seconds(work.bytes - work.serial_bytes, per_sample_set * busy, machine, busy)
     return overhead_s / core + fixed + max(work.flops / (rate * 1e9), memory)
 
 
-def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None) -> float:
+def qml_cpu_seconds(work, machine, cal, *, batch: int, n_wires: int, cores: int | None = None,
+                    chunk: int | None = None) -> float:
     """One DressedQNN step on ``batch`` local samples: the fixed step (autograd, Adam, the classical
     layers; scaled by one core's speed), the hand-offs and serial copies (:func:`qml_fixed_seconds`),
     plus the arithmetic at the measured rate per busy thread times the threads the kernels keep busy
     with ``cores`` (:func:`~qhybrid.estimate.work.qml_split`), or the gate passes' memory if slower."""
     return _qml_cpu(work, machine, cal, batch=batch, n_wires=n_wires, cores=cores, overhead_s=cal.qml_step_s,
-                    forward=False)
+                    forward=False, chunk=chunk)
 
 
-def qml_eval_cpu_seconds(work, machine, cal, *, samples: int, n_wires: int, cores: int | None = None) -> float:
+def qml_eval_cpu_seconds(work, machine, cal, *, samples: int, n_wires: int, cores: int | None = None,
+                         chunk: int | None = None) -> float:
     """The job's evaluation after an epoch (:func:`~qhybrid.estimate.work.qml_eval_work`: the forward pass on
     ``samples`` held-out samples in one batch): the fixed part of an evaluation (``cal.qml_eval_s``), its
     hand-offs and copies, and its arithmetic at the step's measured rate per busy thread (or its memory)."""
     return _qml_cpu(work, machine, cal, batch=samples, n_wires=n_wires, cores=cores, overhead_s=cal.qml_eval_s,
-                    forward=True)
+                    forward=True, chunk=chunk)
 
 
 def gpu_seconds(work, machine, *, overhead_s: float = 0.0) -> float:

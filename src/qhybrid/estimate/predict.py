@@ -175,20 +175,19 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
             need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
             seconds = _pennylane(job, machine, cal, gpu, notes)
     elif job.workload == "qml":
-        local_batch = max(1, s.batch_size // world)
-        w = work.qml_work(s.nwires, local_batch, dtype=dtype)
-        need = w.memory_bytes
+        held, steps = qml_epoch(s)
+        local_batch = max(1, math.ceil((s.ndata - held) / steps / world))  # a step's samples on one rank
+        params = work.qml_params(s.nwires)
         if job.target.provider == "qhybrid":
-            cores = machine.cores // per_machine or 1
-            seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
-                       model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires, cores=cores))
-            held, steps = qml_epoch(s)
-            if held:  # every rank evaluates the held-out samples after each epoch: a share of each step
-                ev = work.qml_eval_work(s.nwires, held, dtype=dtype)
-                need += ev.memory_bytes - work.RUNTIME_BYTES  # the layer keeps both batches' buffers
-                seconds += (model.gpu_seconds(ev, machine, overhead_s=model.STEP_OVERHEAD_GPU_S / 3) if gpu else
-                            model.qml_eval_cpu_seconds(ev, machine, cal, samples=held, n_wires=s.nwires,
-                                                       cores=cores)) / steps
+            from qhybrid.estimate.qmlstep import qml_step
+
+            step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
+                            per_machine=per_machine, gpu=gpu)
+            seconds, need = step.seconds, step.need
+            notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
+                         f"{step.eval_chunk} in evaluation")
+            if step.note:
+                notes.append(step.note)
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:
@@ -196,8 +195,8 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
             need = 3 * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES  # a TorchLayer runs sample by sample
             seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
         if seconds is not None and world > 1:
-            seconds += model.allreduce_seconds(w.params, world=world, instance_count=count, machine=machine, gpu=gpu)
-            notes.append(f"data parallel over {world} ranks (all-reduce of {w.params} parameters)")
+            seconds += model.allreduce_seconds(params, world=world, instance_count=count, machine=machine, gpu=gpu)
+            notes.append(f"data parallel over {world} ranks (all-reduce of {params} parameters)")
     else:
         return _priced(_script_row(job, machine, cal, count, device), inst)
     if gpu:

@@ -21,10 +21,10 @@ QML (DressedQNN, CCQC on ``n`` wires), one optimizer step on a local batch of
 ``B`` samples: per sample the product state, ``G`` 2x2 gates (controlled ones
 touch half the state), then the adjoint sweep (uncompute psi, reduce, uncompute
 lambda per gate), planar copies in and out; 14 flops per touched amplitude per
-gate application, 16 per reduction. ``<Z0>`` is read through a conjugated copy of the
-batch's states (torch's ``bmm``), a fresh temporary page-faulted in at every call once it is
-larger than ``FRESH_MIN``. The job's evaluation after an epoch is the forward pass alone
-(:func:`qml_eval_work`).
+gate application, 16 per reduction. ``<Z0>`` is one product of each planar state with itself
+(no temporary). The batch is simulated in chunks (``sim.memory.chunk_size``): memory is one
+chunk's states, the kernel calls repeat per chunk. The job's evaluation after an epoch is the
+forward pass alone (:func:`qml_eval_work`).
 """
 from __future__ import annotations
 
@@ -159,8 +159,11 @@ def qml_params(n_wires: int, n_features: int = 60, n_layers: int = 2) -> int:
     return n_features * n_wires + n_wires + n_layers * 6 * n_wires + 3 + 2
 
 
-def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 3)) -> Work:
-    """Work of one DressedQNN optimizer step on a local batch of ``batch`` samples.
+def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 3), chunk: int | None = None,
+             states: int = 2) -> Work:
+    """Work of one DressedQNN optimizer step on a local batch of ``batch`` samples, simulated
+    ``chunk`` samples at a time (default all), each holding ``states`` full states
+    (``sim.memory.QML_STATES_PER_SAMPLE``: 2 on the numba kernels).
 
     Example:
         >>> qml_work(4, 2).params
@@ -170,30 +173,31 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
     gates = qml_gates(n_wires, ranges)
     size = 2**n_wires
     s = size * item
+    chunk = min(batch, chunk or batch)
     touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)  # a controlled gate touches half the state
-    # forward: product state (write), gates (r+w), head for <Z0> (read); backward: lambda (r psi, w lam),
-    # per gate psi r+w and lam r+w, factor gradients (read), planar copies of psi and lam in and out
-    passes_per_sample = 1 + 2 * touched + 1 + 2 + 4 * touched + 1 + 6
+    # forward: product state (2), gates (r+w), rho (read); backward: lambda = O psi (a gate, r+w),
+    # per gate psi r+w and lam r+w, factor gradients (3); the planar copies (QML_COPIES, r+w each)
+    passes_per_sample = 2 + 2 * touched + 1 + 2 + 4 * touched + 3 + 2 * QML_COPIES
     flops_per_sample = size * (14 * touched + (14 + 16 + 14) * touched + 40)
-    states = 4  # psi, lambda, scratch, spare (numba planar)
-    memory = states * batch * s + RUNTIME_BYTES
-    # kernel calls on one thread (batched.run, sweep, factor_gradients); qml_split gives them per machine
-    return Work(calls=QML_CALLS, passes=passes_per_sample * batch,
+    memory = states * chunk * s + RUNTIME_BYTES
+    # kernel calls on one thread per chunk (batched.run x 2, sweep, factor_gradients); qml_split per machine
+    return Work(calls=QML_CALLS * -(-batch // chunk), passes=passes_per_sample * batch,
                 bytes=float(passes_per_sample * batch * s), flops=float(flops_per_sample * batch),
-                memory_bytes=int(memory), working_set_bytes=int(states * batch * s),
+                memory_bytes=int(memory), working_set_bytes=int(states * chunk * s),
                 params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype,
-                serial_bytes=float(QML_COPIES * 2 * batch * s), fresh_bytes=_fresh(batch * s))
+                serial_bytes=float(QML_COPIES * 2 * batch * s))
 
 
-QML_CALLS = 3  # batched.run, batched.sweep, batched.factor_gradients: each one sim.pool.run_parts
-QML_COPIES = 5  # numpy planar copies a step: to_planes x 3 (psi; psi, lambda for the sweep), from_planes x 2
+QML_CALLS = 4  # batched.run (gates), batched.run (the observable), sweep, factor_gradients: each one run_parts
+QML_COPIES = 3  # numpy planar copies a step: to_planes (psi), copyto (lambda), from_planes (lambda)
 QML_EVAL_CALLS = 1  # an evaluation (no gradient): batched.run only
-QML_EVAL_COPIES = 2  # to_planes and from_planes of psi
+QML_EVAL_COPIES = 1  # to_planes of psi
 
 
-def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", ranges=(1, 3)) -> Work:
+def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", ranges=(1, 3),
+                  chunk: int | None = None) -> Work:
     """Work of the job's evaluation after an epoch: the forward pass alone (product state, gates,
-    ``<Z0>``; no sweep) on ``samples`` held-out samples in one batch (``workloads.qml.evaluate``).
+    ``<Z0>``; no sweep) on ``samples`` held-out samples, ``chunk`` at a time (``workloads.qml.evaluate``).
 
     Example:
         >>> qml_eval_work(4, 52).calls
@@ -203,14 +207,15 @@ def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", rang
     gates = qml_gates(n_wires, ranges)
     size = 2**n_wires
     s = size * item
+    chunk = min(samples, chunk or samples)
     touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)
-    passes_per_sample = 1 + 2 * touched + 1 + 2 * QML_EVAL_COPIES  # product state, gates, head, copies
-    states = 2  # psi, scratch
-    return Work(calls=QML_EVAL_CALLS, passes=passes_per_sample * samples,
+    passes_per_sample = 2 + 2 * touched + 1 + 2 * QML_EVAL_COPIES  # product state, gates, rho, copies
+    states = 2  # psi (planar), the complex product state
+    return Work(calls=QML_EVAL_CALLS * -(-samples // chunk), passes=passes_per_sample * samples,
                 bytes=float(passes_per_sample * samples * s), flops=float(samples * size * (14 * touched + 40)),
-                memory_bytes=int(states * samples * s + RUNTIME_BYTES), working_set_bytes=int(states * samples * s),
+                memory_bytes=int(states * chunk * s + RUNTIME_BYTES), working_set_bytes=int(states * chunk * s),
                 params=qml_params(n_wires, n_layers=len(ranges)), dtype=dtype,
-                serial_bytes=float(QML_EVAL_COPIES * 2 * samples * s), fresh_bytes=_fresh(samples * s))
+                serial_bytes=float(QML_EVAL_COPIES * 2 * samples * s))
 
 
 def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3), forward: bool = False) -> tuple[int, int]:
@@ -228,4 +233,4 @@ def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3), forward:
     if batch >= use or batch * size < GATE_SPLIT_MIN:
         return min(batch, use), QML_EVAL_CALLS if forward else QML_CALLS
     gates = len(qml_gates(n_wires, ranges))
-    return use, gates if forward else 2 * gates + 1
+    return use, gates if forward else 2 * gates + 2  # training: gates, observable, sweep, factor gradients

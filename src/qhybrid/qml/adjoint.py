@@ -7,17 +7,28 @@ The circuit seen by this module (the derivation is in ``adjoint.md``):
     f       = <psi_G| O (x) 1 |psi_G>                  O: 2x2 Hermitian on wire 0
 
 States are ``(B, 2**n)`` tensors, wire 0 the most significant bit. The kernels are the
-kernel set's (``KernelSet.qml_forward`` / ``qml_sweep`` / ``qml_factor_gradients``: the numba
-set's :mod:`qhybrid.sim.batched` on planar states, serial kernels on the engine's threads, or
-the torch reference's :mod:`qhybrid.sim.batchedtorch`, any device), state buffers are kept in a :class:`qhybrid.sim.cache.Cache` owned by the layer,
-and :func:`qhybrid.sim.memory.check_memory` is asked before a call allocates.
+kernel set's (:class:`qhybrid.sim.kernels.KernelSet`, chosen once by the layer): on the numba
+set a chunk runs :mod:`qhybrid.sim.batched` directly on planar states (serial kernels on the
+engine's threads, two states a sample); on the others through ``KernelSet.qml_forward`` /
+``qml_sweep`` / ``qml_factor_gradients`` (the torch reference's :mod:`qhybrid.sim.batchedtorch`,
+any device; Triton). State buffers are kept in a :class:`qhybrid.sim.cache.Cache` owned by the layer.
+
+**Chunks.** A call cuts its batch into chunks of at most ``chunk`` samples
+(:func:`plan_chunk`, from :func:`qhybrid.sim.memory.chunk_size`: the free memory, a byte
+budget, the user's cap), and keeps only one chunk's states alive: ``STATES_PER_SAMPLE``
+full states per sample of the chunk. No state outlives its chunk: when gradients are wanted,
+the adjoint sweep runs *in the forward call*, chunk by chunk, with a unit output gradient,
+and keeps each sample's small Jacobians (per gate ``(2, 2)``, per wire ``(2,)``). The output
+is real, so the sweep is linear in the output gradient ``g``: ``backward`` only contracts
+the Jacobians with ``g``. A step's loss and gradients are thus those of the unchunked
+call, whatever the chunk (to rounding).
 
 :class:`CircuitExpval` is a ``torch.autograd.Function`` whose inputs are the
-*matrices* (``factors``, ``mats``, ``obs``): the backward sweep (one pass back
-through the gates, uncomputing ``psi`` and carrying ``lambda``) returns the
-gradient of each matrix entry; autograd then chains it to the angles that
-built the matrices. Per-sample matrices (the factors, which hold the input
-angles) get per-sample gradients; shared ones are summed over the batch.
+*matrices* (``factors``, ``mats``, ``obs``): the sweep (one pass back through the
+gates, uncomputing ``psi`` and carrying ``lambda``) gives the gradient of each matrix
+entry; autograd then chains it to the angles that built the matrices. Per-sample
+matrices (the factors, which hold the input angles) get per-sample gradients; shared
+ones are summed over the batch.
 
 These functions trust their inputs (the layer validates).
 """
@@ -25,12 +36,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from qhybrid.sim import batchedtorch
-from qhybrid.sim.cache import keep_buffers, take_buffers
 from qhybrid.sim.kernels import KernelSet, as_kernel_set
-from qhybrid.sim.memory import available_bytes, check_memory
+from qhybrid.sim.memory import QML_STATES_PER_SAMPLE, available_bytes, chunk_size
+
+#: Full states one sample of a chunk holds, by kernel set name and gradient (the engine's one table)
+STATES_PER_SAMPLE = QML_STATES_PER_SAMPLE
+
+
+def states_per_sample(kernels: KernelSet, grad: bool) -> int:
+    """Full states one sample of a chunk holds on ``kernels``: the table's row, else (a set
+    running the generic chunk, e.g. Triton) the torch set's."""
+    return STATES_PER_SAMPLE.get((kernels.name, grad), STATES_PER_SAMPLE["torch", grad])
 
 
 @dataclass(frozen=True)
@@ -53,7 +73,13 @@ class Plan:
             from qhybrid.sim import batched
 
             self._layout.append(batched.layout(self.n_wires, self.gates))
+            self._layout.append(batched.layout(self.n_wires, ((-1, 0),)))
         return self._layout[0]
+
+    def observable_layout(self):
+        """The layout of one uncontrolled gate on wire 0 (the observable applied as a gate)."""
+        self.layout()
+        return self._layout[1]
 
 
 def choose_kernels(kernels, device: torch.device) -> KernelSet:
@@ -62,99 +88,129 @@ def choose_kernels(kernels, device: torch.device) -> KernelSet:
     return as_kernel_set(None if kernels == "auto" else kernels, device.type)
 
 
-def _take(cache, role: str, like: torch.Tensor, numel: int) -> torch.Tensor:
-    return take_buffers(cache, f"qml.{role}", [(numel,)], like.dtype, like.device)[0]
+def plan_chunk(batch: int, n: int, like: torch.Tensor, kernels: KernelSet | str | None, cache=None, *,
+               grad: bool = True, max_samples: int | None = None, share: float = 1.0) -> int:
+    """Samples per chunk for a call on ``batch`` samples of ``n`` wires (:func:`qhybrid.sim.memory.chunk_size`:
+    the buffers ``cache`` holds count as free, as they are reused); ``kernels`` as :func:`choose_kernels`.
 
-
-def _keep(cache, role: str, buf) -> None:
-    if cache is not None and buf is not None:
-        keep_buffers(cache, f"qml.{role}", (buf,))
-
-
-def _check_memory(cache, batch: int, n: int, like: torch.Tensor, kernels: KernelSet) -> None:
-    """MemoryLimitError when the call's state buffers would not fit; the buffers ``cache`` already
-    holds count as free (they are reused, not allocated again)."""
-    free = available_bytes(like.device)
-    held = cache.nbytes if cache is not None else 0
-    check_memory(n, batch=batch, dtype=like.dtype, n_states=kernels.qml_states, device=like.device,
-                 available=None if free is None else free + held)
-
-
-def simulate(factors, mats, plan: Plan, psi, scratch, kernels=None) -> torch.Tensor:
-    """Run the circuit into the flat buffer ``psi``; return it as ``(B, 2**n)``.
-
-    ``kernels``: the kernel set (None: the default for the device); ``scratch`` as large as ``psi``.
+    Raises:
+        MemoryLimitError: when one sample's states do not fit.
     """
-    ks = choose_kernels(kernels, factors.device)
+    held = cache.nbytes if cache is not None else 0
+    ks = choose_kernels(kernels, like.device)
+    return chunk_size(n, batch=batch, dtype=like.dtype, states_per_sample=states_per_sample(ks, grad),
+                      device=like.device, available=available_bytes(like.device), held=held,
+                      max_samples=max_samples, share=share)
+
+
+def _buffers(cache, count: int, numel: int, like: torch.Tensor) -> list[torch.Tensor]:
+    """``count`` flat buffers of at least ``numel`` elements: the cache's when large enough (a
+    larger one is used by its start), else new ones replacing them (never two sizes kept)."""
+    kept = cache.pop("qml.states") if cache is not None else None
+    kept = list(kept or ())
+    if kept and (kept[0].numel() < numel or kept[0].dtype != like.dtype or kept[0].device != like.device):
+        kept = []  # dropped before the new ones are allocated
+    while len(kept) < count:
+        kept.append(torch.empty(numel if not kept else kept[0].numel(), dtype=like.dtype, device=like.device))
+    return kept
+
+
+def _keep(cache, bufs) -> None:
+    if cache is not None:
+        cache.put("qml.states", tuple(bufs), sum(b.numel() * b.element_size() for b in bufs))
+
+
+def _planar_rho(planes: np.ndarray) -> torch.Tensor:
+    """``rho[b, a, c] = sum conj(psi_a) psi_c`` over the halves ``a, c`` of wire 0, from planar
+    states ``(B, 2, N)``: one product per sample of its four half-planes ``(re_0, re_1, im_0, im_1)``."""
+    b, _, size = planes.shape
+    rho = torch.empty((b, 2, 2), dtype=torch.complex128)
+    for k in range(b):
+        p = torch.from_numpy(planes[k].reshape(4, size // 2))
+        m = (p @ p.T).to(torch.float64)
+        rho[k] = torch.complex(m[:2, :2] + m[2:, 2:], m[:2, 2:] - m[2:, :2])
+    return rho
+
+
+def _numba_chunk(ks: KernelSet, factors, mats, obs, plan: Plan, bufs, grad: bool):
+    """One chunk on the numba set, straight on :mod:`qhybrid.sim.batched`, in two state buffers: ``(out, rho, jm, jf)`` (Jacobians None
+    without ``grad``)."""
+    from qhybrid.sim import batched
+
+    b, n, _ = factors.shape
+    size = 1 << n
+    one, two = (buf[: b << n] for buf in bufs[:2])
+    state = batchedtorch.product_state(factors, two, one)  # complex in two
+    planes = batched.to_planes(state.numpy(), one.numpy())  # planar psi in one
+    mats_np = mats.detach().numpy()
+    batched.run(planes, mats_np, plan.layout())
+    rho = _planar_rho(planes).to(factors.dtype)
+    out = (rho * obs).sum(dim=(1, 2)).real
+    if not grad:
+        return out, rho, None, None
+    lam = two.numpy().view(planes.dtype).reshape(b, 2, size)  # planar lambda = O psi in two
+    np.copyto(lam, planes)
+    batched.run(lam, obs.detach().numpy()[None], plan.observable_layout())
+    jm = torch.from_numpy(2 * batched.sweep(planes, lam, mats_np, plan.layout()))
+    lam_c = one.numpy().reshape(b, size)  # psi is spent: lambda as complex in one, two as scratch
+    batched.from_planes(lam, lam_c)
+    jf = batched.factor_gradients(lam_c, factors.detach().numpy(), left=two.numpy().reshape(b, size))
+    return out, rho, jm, torch.from_numpy(jf)
+
+
+def _set_chunk(ks: KernelSet, factors, mats, obs, plan: Plan, bufs, grad: bool):
+    """One chunk through the kernel set's QML methods (``psi``, scratch and, with ``grad``,
+    ``lambda`` buffers): ``(out, rho, jm, jf)`` (Jacobians None without ``grad``)."""
+    b, n, _ = factors.shape
+    psi, scratch = bufs[0][: b << n], bufs[1][: b << n]
     state = batchedtorch.product_state(factors, psi, scratch)
     ks.qml_forward(state, mats, plan, scratch)
-    return state
-
-
-def sweep_back(state, lam_state, mats, plan: Plan, scratch, kernels=None, spare=None) -> torch.Tensor:
-    """The adjoint sweep: uncompute every gate on ``state`` and ``lam_state`` (in place).
-
-    ``scratch``: a buffer as large as a state; ``spare``: another (for a set that keeps a
-    planar copy of ``state``, whose complex form is then not updated).
-
-    Returns:
-        ``(G, 2, 2)``: ``2 sum_b lam_k conj(psi_{k-1})`` reduced on each gate's wire.
-    """
-    ks = choose_kernels(kernels, state.device)
-    return ks.qml_sweep(state, lam_state, mats, plan, scratch, spare)
+    head = state.view(b, 2, 1 << (n - 1))
+    rho = torch.bmm(head.conj(), head.transpose(1, 2))  # rho[b, a, c] = sum conj(psi_a) psi_c
+    out = (rho * obs).sum(dim=(1, 2)).real
+    if not grad:
+        return out, rho, None, None
+    lam = bufs[2][: b << n].view(b, 1 << n)
+    torch.matmul(obs, head, out=lam.view(head.shape))
+    jm = ks.qml_sweep(state, lam, mats, plan, scratch)
+    return out, rho, jm, ks.qml_factor_gradients(lam, factors)
 
 
 class CircuitExpval(torch.autograd.Function):
     """``f[b] = <psi_b| O |psi_b>`` with adjoint gradients for factors, mats and obs.
 
-    ``apply(factors, mats, obs, plan, cache, kernels)``: ``cache`` (a
+    ``apply(factors, mats, obs, plan, cache, kernels, chunk)``: ``cache`` (a
     :class:`qhybrid.sim.cache.Cache`, or None) keeps the state buffers between calls;
-    ``kernels`` the kernel set (a KernelSet, a name, or None / ``"auto"`` for the default).
+    ``kernels`` the kernel set (a KernelSet, a name, or None / ``"auto"`` for the default);
+    ``chunk``: samples simulated at once (None: :func:`plan_chunk`'s answer).
     """
 
     @staticmethod
-    def forward(ctx, factors, mats, obs, plan, cache, kernels=None):
+    def forward(ctx, factors, mats, obs, plan, cache, kernels=None, chunk=None):
         b, n, _ = factors.shape
-        numel = b << n
-        kernels = choose_kernels(kernels, factors.device)
-        _check_memory(cache, b, n, factors, kernels)
-        psi = _take(cache, "psi", factors, numel)
-        scratch = _take(cache, "scratch", factors, numel)
-        state = simulate(factors, mats, plan, psi, scratch, kernels)
-        _keep(cache, "scratch", scratch)
-        head = state.view(b, 2, 1 << (n - 1))
-        rho = torch.bmm(head.conj(), head.transpose(1, 2))  # rho[b, a, c] = sum conj(psi_a) psi_c
-        out = (rho * obs).sum(dim=(1, 2)).real
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-            ctx.save_for_backward(factors, mats, obs, rho)
-            ctx.psi = psi
-            ctx.plan = plan
-            ctx.cache = cache
-            ctx.kernels = kernels
-        else:
-            _keep(cache, "psi", psi)
+        ks = choose_kernels(kernels, factors.device)
+        grad = any(ctx.needs_input_grad[:3])
+        if chunk is None:
+            chunk = plan_chunk(b, n, factors, ks, cache, grad=grad)
+        chunk = max(1, min(int(chunk), b))
+        numba = ks.name == "numba"
+        bufs = _buffers(cache, states_per_sample(ks, grad) if numba else 2 + grad, chunk << n, factors)
+        run = _numba_chunk if numba else _set_chunk
+        parts = [run(ks, factors[i:i + chunk], mats, obs, plan, bufs, grad) for i in range(0, b, chunk)] or [(
+            factors.real.new_zeros(0), factors.new_zeros((0, 2, 2)), mats.new_zeros((0,) + tuple(mats.shape)),
+            factors.new_zeros((0, n, 2)))]  # an empty batch
+        _keep(cache, bufs)
+        out, rho = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+        if grad:
+            ctx.save_for_backward(rho, torch.cat([p[2] for p in parts]), torch.cat([p[3] for p in parts]))
+            ctx.dtypes = (factors.dtype, mats.dtype)
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        factors, mats, obs, rho = ctx.saved_tensors
-        plan, cache, psi = ctx.plan, ctx.cache, ctx.psi
-        ctx.psi = None
-        b, n, _ = factors.shape
-        numel = b << n
-        lam = _take(cache, "lam", factors, numel)
-        scratch = _take(cache, "scratch", factors, numel)
-        spare = _take(cache, "spare", factors, numel) if ctx.kernels.qml_states > 3 else None
-        g = grad_out.to(factors.dtype)
+        rho, jm, jf = ctx.saved_tensors
+        g = grad_out.to(rho.dtype)
         grad_obs = (g[:, None, None] * rho.conj()).sum(0)
-        state = psi.view(b, 1 << n)
-        lam_state = lam.view(b, 1 << n)
-        half = 1 << (n - 1)
-        torch.matmul(g[:, None, None] * obs, state.view(b, 2, half), out=lam_state.view(b, 2, half))
-        grad_mats = sweep_back(state, lam_state, mats, plan, scratch, ctx.kernels, spare)
-        grad_factors = None
-        if ctx.needs_input_grad[0]:
-            grad_factors = ctx.kernels.qml_factor_gradients(lam_state, factors)
-        for role, buf in (("psi", psi), ("lam", lam), ("scratch", scratch), ("spare", spare)):
-            _keep(cache, role, buf)
-        return grad_factors, grad_mats, grad_obs, None, None, None
+        grad_mats = torch.einsum("b,bgij->gij", g.to(jm.dtype), jm).to(ctx.dtypes[1])
+        grad_factors = (g.to(jf.dtype)[:, None, None] * jf).to(ctx.dtypes[0])
+        return grad_factors, grad_mats, grad_obs, None, None, None, None

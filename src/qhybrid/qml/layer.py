@@ -14,7 +14,7 @@ from torch import nn
 
 from qhybrid.errors import OperationError
 from qhybrid.qml import circuit
-from qhybrid.qml.adjoint import CircuitExpval, Plan
+from qhybrid.qml.adjoint import CircuitExpval, Plan, plan_chunk
 from qhybrid.sim.cache import Cache
 from qhybrid.sim.kernels import KernelSet, KernelSetUnavailable, as_kernel_set, get_kernel_set, kernel_set_names
 DTYPES = {torch.complex64: torch.float32, torch.complex128: torch.float64}
@@ -34,6 +34,14 @@ class QuantumLayer(nn.Module):
         kernel: the kernel set: ``"auto"`` (numba on CPU when installed, else torch), a
             registered name (``"torch"``, ``"numba"`` (CPU only), ``"triton"``), or a
             :class:`~qhybrid.sim.kernels.KernelSet` (e.g. ``devices.resolve(...).kernel_set()``).
+        max_batch_states: the most samples whose states are simulated at once (None: as many
+            as fit the free memory and :data:`qhybrid.sim.memory.CHUNK_BYTES`); a batch is cut
+            into chunks of at most this many, with the same outputs and gradients.
+        memory_share: this process's share of its device's free memory (``1 / processes`` when
+            several share it, e.g. data-parallel ranks on one machine).
+
+    Attributes:
+        last_chunk: samples per chunk of the last call (None before the first).
 
     Raises:
         OperationError: a bad ``n_wires``, range, embedding or dtype.
@@ -46,8 +54,13 @@ class QuantumLayer(nn.Module):
 
     def __init__(self, n_wires: int, *, ranges=(1, 3), embedding: str = "X",
                  dtype: torch.dtype = torch.complex128, device=None, generator=None,
-                 kernel: str | KernelSet = "auto"):
+                 kernel: str | KernelSet = "auto", max_batch_states: int | None = None,
+                 memory_share: float = 1.0):
         super().__init__()
+        if max_batch_states is not None and (not isinstance(max_batch_states, int) or max_batch_states < 1):
+            raise OperationError(f"max_batch_states={max_batch_states!r}: give a positive integer or None")
+        if not 0 < memory_share <= 1:
+            raise OperationError(f"memory_share={memory_share!r}: must be in (0, 1]")
         if not isinstance(n_wires, int) or n_wires < 2:
             raise OperationError(f"n_wires={n_wires!r}: the circuit needs an integer of at least 2 wires")
         ranges = tuple(int(r) for r in ranges)
@@ -76,6 +89,9 @@ class QuantumLayer(nn.Module):
         self.embedding = embedding
         self.dtype = dtype
         self.kernel = kernel
+        self.max_batch_states = max_batch_states
+        self.memory_share = float(memory_share)
+        self.last_chunk = None
         real = DTYPES[dtype]
         gates = []
         for k, rng in enumerate(ranges):
@@ -121,7 +137,11 @@ class QuantumLayer(nn.Module):
         x = x.to(device=self.rotation.device, dtype=self.rotation.dtype)
         factors, mats, obs = self.matrices(x)
         kernels = as_kernel_set(None if self.kernel == "auto" else self.kernel, where)
-        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._states, kernels).unsqueeze(-1)
+        grad = torch.is_grad_enabled() and (factors.requires_grad or mats.requires_grad or obs.requires_grad)
+        self.last_chunk = plan_chunk(len(x), self.n_wires, factors, kernels, self._states, grad=grad,
+                                     max_samples=self.max_batch_states, share=self.memory_share)
+        out = CircuitExpval.apply(factors, mats, obs, self.plan, self._states, kernels,
+                                  self.last_chunk).unsqueeze(-1)
         return out[0] if single else out
 
     def extra_repr(self) -> str:

@@ -162,7 +162,8 @@ def batched_factor_gradients(lam, f, left, out):
     """``out[b, i, a] = 2 sum_z lam[b, z] [z_i = a] prod_{j != i} conj(f[b, j, z_j])`` for
     complex ``lam`` ``(B, 2**n)`` and factors ``f`` ``(B, n, 2)``; ``left`` is scratch like
     ``lam``. One pass over ``lam`` per sample: the tail contracted wire by wire from the last,
-    against prefix products of the earlier wires' conjugate factors."""
+    against prefix products of the earlier wires' conjugate factors, in place in ``lam`` (whose
+    contents it consumes)."""
     n = f.shape[1]
     for b in range(lam.shape[0]):
         lb = left[b]  # left_i at offset 2**i - 1: prod_{j<i} conj f[j, x_j], x over wires < i
@@ -176,7 +177,7 @@ def batched_factor_gradients(lam, f, left, out):
                 v = lb[src + x]
                 lb[dst + 2 * x] = v * c0
                 lb[dst + 2 * x + 1] = v * c1
-        t = lam[b].copy()  # the tail: lam contracted with conj f over the wires after i
+        t = lam[b]  # the tail, in place: lam contracted with conj f over the wires after i
         for i in range(n - 1, -1, -1):
             off = (1 << i) - 1
             g0 = 0j
@@ -288,8 +289,8 @@ def run(planes: np.ndarray, mats: np.ndarray, lay) -> None:
 
 def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, lay) -> np.ndarray:
     """The adjoint sweep on planar ``psi``, ``lam`` (in place): every gate undone from the last;
-    returns ``sum_b G[b]`` per gate, ``(G, 2, 2)`` complex128, ``G[a, c] = sum lam_a conj(psi_c)``
-    with ``lam`` after and ``psi`` before the gate."""
+    returns ``G[b]`` per sample and gate, ``(B, G, 2, 2)`` complex128, ``G[a, c] = sum lam_a
+    conj(psi_c)`` with ``lam`` after and ``psi`` before the gate."""
     k = kernel("batched_sweep", 0)
     gates = len(mats)
     dags = as_reals(mats.conj().transpose(0, 2, 1), psi.dtype)
@@ -302,17 +303,18 @@ def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, lay) -> np.ndarray
             acc = np.zeros((split, psi.shape[0], gates, 8))
             for g in range(gates - 1, -1, -1):
                 run_parts(k, [(psi, lam, dags, *lay, g, g + 1, p, split, acc[p]) for p in range(split)])
-    total = acc.reshape(-1, gates, 8).sum(axis=0)
-    return (total[:, 0::2] + 1j * total[:, 1::2]).reshape(gates, 2, 2)
+    total = acc if parts is not None else acc.sum(axis=0)
+    return (total[..., 0::2] + 1j * total[..., 1::2]).reshape(psi.shape[0], gates, 2, 2)
 
 
-def factor_gradients(lam: np.ndarray, factors: np.ndarray) -> np.ndarray:
+def factor_gradients(lam: np.ndarray, factors: np.ndarray, left: np.ndarray | None = None) -> np.ndarray:
     """``2 sum_z lam[b, z] [z_i = a] prod_{j != i} conj(f[b, j, z_j])`` for every wire ``i``:
-    ``(B, n, 2)``, for complex ``lam`` ``(B, 2**n)`` and ``factors`` ``(B, n, 2)``."""
+    ``(B, n, 2)``, for complex ``lam`` ``(B, 2**n)`` (consumed: overwritten) and ``factors``
+    ``(B, n, 2)``; ``left``: scratch like ``lam`` (a new one when None)."""
     k = kernel("batched_factor_gradients", 0)
     factors = np.ascontiguousarray(factors)
     out = np.empty(factors.shape, dtype=lam.dtype)
-    left = np.empty(lam.shape, dtype=lam.dtype)
+    left = np.empty(lam.shape, dtype=lam.dtype) if left is None else left
     with _first_use("batched_factor_gradients", lam.dtype):
         run_parts(k, [(lam[s], factors[s], left[s], out[s]) for s in slices(lam.shape[0], threads_for(lam.size))])
     return out

@@ -70,16 +70,16 @@ def run(state: torch.Tensor, mats: torch.Tensor, gates, n: int, scratch: torch.T
 def sweep(psi: torch.Tensor, lam: torch.Tensor, mats: torch.Tensor, gates, n: int,
           scratch: torch.Tensor) -> torch.Tensor:
     """The adjoint sweep (in place): every gate undone from the last on ``psi`` and ``lam``;
-    returns ``sum_b G[b]`` per gate ``(G, 2, 2)``, ``G[a, c] = sum lam_a conj(psi_c)`` with
-    ``lam`` after and ``psi`` before the gate."""
-    out = torch.empty_like(mats)
+    returns ``G[b]`` per sample and gate ``(B, G, 2, 2)``, ``G[a, c] = sum lam_a conj(psi_c)``
+    with ``lam`` after and ``psi`` before the gate."""
+    out = torch.empty((psi.shape[0],) + tuple(mats.shape), dtype=mats.dtype, device=mats.device)
     for k in range(len(gates) - 1, -1, -1):
         control, target = gates[k]
         inverse = mats[k].conj().transpose(-1, -2)
         pv, axis = gate_view(psi, control, target, n)
         lv, _ = gate_view(lam, control, target, n)
         apply_2x2(pv, axis, inverse, scratch)
-        out[k] = reduce_2x2(lv, pv, axis, scratch).sum(0)
+        out[:, k] = reduce_2x2(lv, pv, axis, scratch)
         apply_2x2(lv, axis, inverse, scratch)
     return out
 

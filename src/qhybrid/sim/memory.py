@@ -4,7 +4,8 @@
 ``available_bytes(device)`` reads ``MemAvailable`` from ``/proc/meminfo`` on
 Linux CPUs (no psutil; a reading under a second old answers requests of at most a quarter
 of it) and ``torch.cuda.mem_get_info`` on CUDA;
-``check_memory(...)`` raises :class:`~qhybrid.errors.MemoryLimitError` naming both.
+``check_memory(...)`` raises :class:`~qhybrid.errors.MemoryLimitError` naming both;
+``chunk_size(...)`` cuts a batch into the chunks that fit (the QML layer, its estimate).
 torch is imported only for a CUDA device or a torch dtype's size (a CPU check is arithmetic
 and ``/proc``, so the CLI's pre-flight and the numba QAOA path stay torch-free).
 """
@@ -77,7 +78,9 @@ def _read_meminfo() -> int | None:
 
 
 def _fmt(n: int) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+    if n >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
 
 
 def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: int = 2,
@@ -92,3 +95,61 @@ def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: 
             f"{device}; use fewer wires, a smaller batch or c_dtype=complex64"
         )
     return need
+
+
+#: Full states one sample of a QML chunk holds (``qml.adjoint``), by kernel and whether gradients are
+#: wanted: numba keeps a planar ``psi`` and a planar ``lambda`` (the factor gradients reuse both);
+#: torch keeps ``psi``, a scratch and ``lambda``, and its factor gradients allocate about two more.
+QML_STATES_PER_SAMPLE = {("numba", False): 2, ("numba", True): 2, ("torch", False): 2, ("torch", True): 5}
+
+#: Bytes of state buffers a chunked batch call may hold at once by default: a few full states at
+#: 26 wires (four of 2**26 complex128), the whole batch of a small circuit.
+CHUNK_BYTES = 4 << 30
+#: Share of the free memory a chunk may take; the rest is left for the process's own growth
+#: (autograd's small tensors, the allocator, the other threads' stacks).
+FREE_SHARE = 0.8
+
+
+def chunk_size(n_wires: int, *, batch: int, dtype="complex128", states_per_sample: int = 2,
+               device="cpu", available: int | None = None, held: int = 0, max_samples: int | None = None,
+               share: float = 1.0, budget: int = CHUNK_BYTES) -> int:
+    """How many samples of a batch one engine call simulates at once: the most whose state buffers
+    (``states_per_sample`` states each) fit both ``budget`` and ``FREE_SHARE`` of this process's
+    ``share`` of the free memory, at most ``batch`` and ``max_samples`` (a user's cap), at least 1.
+
+    Args:
+        n_wires: wires of each sample's state.
+        batch: samples of the call.
+        dtype: the states' complex dtype.
+        states_per_sample: full states one sample holds during the call.
+        device: where the states live (whose free memory counts).
+        available: free bytes to use instead of reading the device (the estimate's instance memory).
+        held: bytes the caller already holds and will reuse (its kept buffers count as free).
+        max_samples: the user's cap on samples per call (None: no cap).
+        share: this process's share of the device (1 / processes sharing it: data-parallel ranks).
+        budget: the most bytes of states at once (:data:`CHUNK_BYTES`).
+
+    Returns:
+        The chunk, ``1 <= chunk <= batch``.
+
+    Raises:
+        MemoryLimitError: when even one sample's states do not fit, naming the size, the memory
+            one sample needs and what is free.
+    """
+    per_sample = required_bytes(n_wires, batch=1, dtype=dtype, n_states=states_per_sample)
+    free = available if available is not None else available_bytes(device)
+    limit = int(budget)
+    if free is not None:
+        usable = int((free + held) * share * FREE_SHARE)
+        if per_sample > usable:
+            part = "" if share >= 1 else f" (this process's share {share:.2g} of it)"
+            raise MemoryLimitError(
+                f"{n_wires} wires ({str(dtype).replace('torch.', '')}) need {_fmt(per_sample)} per sample "
+                f"({states_per_sample} states of {_fmt(per_sample // states_per_sample)}) but only "
+                f"{_fmt(int((free + held) * share))} is free on {device}{part}, of which "
+                f"{FREE_SHARE:.0%} may hold states; use fewer wires, dtype complex64 or a machine with more memory")
+        limit = min(limit, usable)
+    chunk = max(1, min(int(batch), limit // per_sample))
+    if max_samples is not None:
+        chunk = min(chunk, max(1, int(max_samples)))
+    return chunk

@@ -32,4 +32,6 @@ def check(spec, target: Target | None) -> None:
         )
     workload = table.find(spec.source, spec.entry_point)
     if workload is not None:
-        workload.preflight(workload.parse_settings(spec.hyperparameters), target, input_data=spec.input_data)
+        processes = (spec.processes_per_instance or 1) if spec.distribution else 1
+        workload.preflight(workload.parse_settings(spec.hyperparameters), target, input_data=spec.input_data,
+                           processes=processes)

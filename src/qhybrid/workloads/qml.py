@@ -3,8 +3,10 @@
 Hyperparameters (strings): ``nwires``, ``ndata``, ``batch_size`` (the global
 batch), ``epochs``, ``lr``, ``gamma`` (StepLR factor per epoch), ``seed``,
 ``dtype`` (``complex128`` or ``complex64``), ``val_fraction`` (the share of the ``ndata``
-samples held out for validation, default 0.25), and ``fail_rank`` (fault
-injection for testing the runtime: that rank raises after its first epoch).
+samples held out for validation, default 0.25), ``max_batch_states`` (the most samples the
+engine simulates at once, 0 for as many as fit: a batch is cut into chunks that fit the free
+memory, with the same loss and gradients; the chunk is reported in the result), and
+``fail_rank`` (fault injection for testing the runtime: that rank raises after its first epoch).
 Device: ``local:qhybrid/qhybrid.cpu|gpu`` trains the :class:`QuantumLayer`;
 ``local:pennylane/<name>`` the same model on PennyLane's ``TorchLayer``
 (adjoint) for comparison.
@@ -32,7 +34,8 @@ tensors as exact lists, so resuming never unpickles) from which a later run resu
 ``copy_checkpoints_from_job``. At the end ``results/model.pt`` (the state
 dict) and the result: ``accuracy`` (the validation accuracy after the last epoch),
 ``train_accuracy``, ``val_loss``, ``loss`` (training), ``losses``, ``val_accuracies``,
-``epoch_seconds``, ``world_size``, ``device``, ``summary`` (in words) and the sizes.
+``epoch_seconds``, ``world_size``, ``device``, ``summary`` (in words), the sizes and
+``engine_chunk`` (the most samples per engine call in training, and in evaluation; None on PennyLane).
 
 Runs as ``python qml.py`` under the job runtime or standalone.
 """
@@ -40,116 +43,18 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 # numba's OpenMP threads (and torch's) sleep when idle instead of spinning: set before torch
 # loads the OpenMP runtime, which reads it once
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from qhybrid.errors import DeviceError, SpecError
+from qhybrid.errors import DeviceError
+from qhybrid.workloads.qml_checkpoint import plain, unplain  # noqa: F401 - the checkpoint's format
+from qhybrid.workloads.qml_settings import (  # noqa: F401 - the job's settings and checks
+    DEFAULTS, DTYPE_NAMES, Settings, check_world, memory_share, parse_settings, preflight, split)
 
 CHECKPOINT_SUFFIX = "qml"
-DTYPE_NAMES = ("complex128", "complex64")
-DEFAULTS = {"nwires": "10", "ndata": "208", "batch_size": "16", "epochs": "10", "lr": "0.05",
-            "gamma": "0.9", "seed": "1967", "dtype": "complex128", "val_fraction": "0.25", "fail_rank": "-1"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Validated hyperparameters."""
-
-    nwires: int
-    ndata: int
-    batch_size: int
-    epochs: int
-    lr: float
-    gamma: float
-    seed: int
-    dtype: str = "complex128"
-    val_fraction: float = 0.25
-    fail_rank: int = -1
-
-
-def _number(hp: dict, key: str, kind, low, high=None):
-    text = str(hp.get(key, DEFAULTS[key]))
-    try:
-        value = kind(text)
-    except ValueError:
-        raise SpecError(f"hyperparameter {key}={text!r} is not {'an integer' if kind is int else 'a number'}")
-    if value < low or (high is not None and value > high):
-        span = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise SpecError(f"hyperparameter {key}={text!r} out of range: must be {span}")
-    return value
-
-
-def parse_settings(hp: dict) -> Settings:
-    """Validate the string hyperparameters (defaults in ``DEFAULTS``).
-
-    Keys the runtime adds for Braket compatibility (``sagemaker_*``) are ignored.
-
-    Raises:
-        SpecError: naming the bad value and the valid range.
-    """
-    unknown = sorted(k for k in set(hp) - set(DEFAULTS) if not k.startswith("sagemaker_"))
-    if unknown:
-        raise SpecError(f"unknown hyperparameter {unknown[0]!r}; valid: {', '.join(DEFAULTS)}")
-    dtype = str(hp.get("dtype", DEFAULTS["dtype"]))
-    if dtype not in DTYPE_NAMES:
-        raise SpecError(f"hyperparameter dtype={dtype!r}: valid are {', '.join(DTYPE_NAMES)}")
-    settings = Settings(
-        nwires=_number(hp, "nwires", int, 2, 30), ndata=_number(hp, "ndata", int, 1, 208),
-        batch_size=_number(hp, "batch_size", int, 1), epochs=_number(hp, "epochs", int, 1),
-        lr=_number(hp, "lr", float, 0.0), gamma=_number(hp, "gamma", float, 0.0, 1.0),
-        seed=_number(hp, "seed", int, 0), dtype=dtype,
-        val_fraction=_number(hp, "val_fraction", float, 0.0, 0.9), fail_rank=_number(hp, "fail_rank", int, -1),
-    )
-    if settings.nwires == 3:
-        raise SpecError("hyperparameter nwires=3: the range-3 entangling layer would put control and "
-                        "target on one wire; use 2 or at least 4 wires")
-    return settings
-
-
-def split(y, val_fraction: float, *, seed: int):
-    """A seeded, stratified split: ``(train_index, val_index)`` as sorted lists.
-
-    ``round(val_fraction * len(y))`` samples are held out, shared among the classes in proportion
-    to their sizes (largest remainder); within a class they are drawn by a permutation seeded with
-    ``seed``.
-    """
-    import numpy as np
-
-    labels = np.asarray(y)
-    classes = sorted(set(labels.tolist()))
-    n_val = int(round(val_fraction * len(labels)))
-    members = {c: np.flatnonzero(labels == c) for c in classes}
-    exact = {c: n_val * len(members[c]) / len(labels) for c in classes}
-    take = {c: int(exact[c]) for c in classes}
-    for c in sorted(classes, key=lambda c: -(exact[c] - take[c]))[: n_val - sum(take.values())]:
-        take[c] += 1
-    rng = np.random.default_rng(seed)
-    val = sorted(int(i) for c in classes for i in rng.permutation(members[c])[: take[c]])
-    held = set(val)
-    return [i for i in range(len(labels)) if i not in held], val
-
-
-def check_world(settings: Settings, world_size: int, n_train: int | None = None) -> int:
-    """The local batch size ``batch_size / world_size``.
-
-    Raises:
-        SpecError: when ``batch_size`` or the training sample count (``ndata`` less the
-            validation share; ``ndata`` when ``n_train`` is not given) is not divisible by
-            ``world_size``.
-    """
-    counts = {"batch_size": settings.batch_size, "ndata": settings.ndata if n_train is None else n_train}
-    for key, value in counts.items():
-        if value % world_size:
-            what = (f"hyperparameter {key}={value}" if key == "batch_size" or n_train is None else
-                    f"the {value} training samples (ndata={settings.ndata} less val_fraction="
-                    f"{settings.val_fraction:g})")
-            raise SpecError(f"{what} is not divisible by the {world_size} "
-                            f"data-parallel processes; use a multiple of {world_size}")
-    return settings.batch_size // world_size
 
 
 def find_data(folder: Path | None) -> Path | None:
@@ -172,7 +77,7 @@ def build_model(settings: Settings, device_string: str):
     import torch
 
     from qhybrid.devices import parse_device, resolve
-    from qhybrid.qml import DressedQNN
+    from qhybrid.qml import DressedQNN, QuantumLayer
 
     spec = parse_device(device_string)
     dtype = getattr(torch, settings.dtype)
@@ -185,7 +90,9 @@ def build_model(settings: Settings, device_string: str):
         where = torch.device("cuda", torch.cuda.current_device()) if use_cuda else torch.device("cpu")
         gen = torch.Generator().manual_seed(settings.seed)
         kernels = resolve(device_string).kernel_set()  # chosen once, with the device
-        return DressedQNN(settings.nwires, dtype=dtype, device=where, generator=gen, kernel=kernels), where
+        qlayer = QuantumLayer(settings.nwires, dtype=dtype, device=where, generator=gen, kernel=kernels,
+                              max_batch_states=settings.max_batch_states or None, memory_share=memory_share())
+        return DressedQNN(settings.nwires, dtype=dtype, device=where, qlayer=qlayer), where
     from qhybrid.qml.reference import pennylane_layer
 
     real = torch.float64 if settings.dtype == "complex128" else torch.float32
@@ -227,39 +134,6 @@ def set_threads(device_string: str) -> None:
     torch.set_num_threads(1)
 
 
-def plain(value):
-    """A checkpoint value as JSON: tensors as exact lists with shape and dtype, dicts as key/value
-    pairs (optimizer state is keyed by integers). ``unplain`` inverts it."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        t = value.detach().cpu()
-        parts = [t.real.reshape(-1).tolist(), t.imag.reshape(-1).tolist()] if t.is_complex() else [t.reshape(-1).tolist()]
-        return {"tensor": parts, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
-    if isinstance(value, dict):
-        return {"pairs": [[plain(k), plain(v)] for k, v in value.items()]}
-    if isinstance(value, (list, tuple)):
-        return {"list": [plain(v) for v in value], "tuple": isinstance(value, tuple)}
-    return value
-
-
-def unplain(value):
-    """The checkpoint value ``plain`` made."""
-    import torch
-
-    if not isinstance(value, dict):
-        return value
-    if "tensor" in value:
-        dtype = getattr(torch, value["dtype"])
-        parts = [torch.tensor(p, dtype=torch.float64) for p in value["tensor"]]
-        flat = torch.complex(*parts) if len(parts) == 2 else torch.tensor(value["tensor"][0], dtype=dtype)
-        return flat.to(dtype).reshape(value["shape"])
-    if "pairs" in value:
-        return {unplain(k): unplain(v) for k, v in value["pairs"]}
-    items = [unplain(v) for v in value["list"]]
-    return tuple(items) if value["tuple"] else items
-
-
 def train_step(net, optimizer, xb, yb):
     """One optimizer step of the job on the batch ``(xb, yb)``: ``[loss sum, correct, count]`` (float64),
     the loss and accuracy taken in the batch's forward pass, before the update."""
@@ -276,14 +150,18 @@ def train_step(net, optimizer, xb, yb):
     return torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
 
 
-def train_epoch(net, optimizer, loader, where):
-    """One epoch's training steps (:func:`train_step` on each batch of ``loader``): ``[loss sum, correct, count]``."""
+def train_epoch(net, optimizer, loader, where, chunks: list | None = None):
+    """One epoch's training steps (:func:`train_step` on each batch of ``loader``): ``[loss sum, correct, count]``;
+    ``chunks``, when given, gets each step's samples per engine call (our layer's ``last_chunk``)."""
     import torch
 
     sums = torch.zeros(3, dtype=torch.float64)
     net.train()
+    qlayer = getattr(getattr(net, "module", net), "qlayer", None)
     for xb, yb in loader:
         sums += train_step(net, optimizer, xb.to(where), yb.to(where))
+        if chunks is not None and getattr(qlayer, "last_chunk", None):
+            chunks.append(qlayer.last_chunk)
     return sums
 
 
@@ -371,10 +249,11 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     dataset = TensorDataset(X, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
+    train_chunks: list = []
     for epoch in range(start_epoch, settings.epochs + 1):
         sampler.set_epoch(epoch)
         began = time.perf_counter()
-        sums = train_epoch(net, optimizer, loader, where)
+        sums = train_epoch(net, optimizer, loader, where, train_chunks)
         scheduler.step()
         if world > 1:
             dist.all_reduce(sums)
@@ -397,6 +276,7 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
         if rank == settings.fail_rank:
             raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
     last = (lambda key: history[key][-1] if history.get(key) else None)
+    chunks = {"train": max(train_chunks, default=None), "eval": getattr(model.qlayer, "last_chunk", None)}
     accuracy_ = last("val_accuracy") if val_idx else last("accuracy")
     result = {"summary": _summary(accuracy_, len(val_idx), len(train_idx), y_val),
               "accuracy": accuracy_, "val_accuracy": last("val_accuracy"), "val_loss": last("val_loss"),
@@ -404,7 +284,8 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
               "losses": history["loss"], "val_accuracies": history.get("val_accuracy", []),
               "epoch_seconds": history["epoch_seconds"], "n_train": len(train_idx), "n_val": len(val_idx),
               "world_size": world, "device": device_string, "nwires": settings.nwires,
-              "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs}
+              "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs,
+              "engine_chunk": chunks}
     if rank == 0:
         torch.save(model.state_dict(), jobs.results_dir() / "model.pt")
         jobs.save_job_result(result)

@@ -34,7 +34,7 @@ class Workload:
     name: str
     module: Any
     parse_settings: Callable[[dict], Any]
-    preflight: Callable[..., None]  # (settings, target, *, input_data) -> None, raising one line
+    preflight: Callable[..., None]  # (settings, target, *, input_data, processes) -> None, raising one line
 
     @property
     def path(self) -> Path:
@@ -77,8 +77,9 @@ def _graph_nodes(graph: str | None, default: int) -> int:
         raise SpecError(f"cannot read graph {files[0]}: {err}") from None
 
 
-def qaoa_preflight(settings, target: Target, *, input_data: dict) -> None:
-    """QAOA: the diff method on the device, the graph file, the state vector in memory."""
+def qaoa_preflight(settings, target: Target, *, input_data: dict, processes: int = 1) -> None:
+    """QAOA: the diff method on the device, the graph file, the state vector in memory
+    (``processes``, the ranks sharing an instance, is not counted: each rank checks its own fit)."""
     from qhybrid.qaoa import memory  # arithmetic and /proc: no torch for a CPU device
 
     check_diff_method(target, settings.diff_method)
@@ -90,15 +91,13 @@ def qaoa_preflight(settings, target: Target, *, input_data: dict) -> None:
         memory.check_fits(need, n=n, device=target.torch_device)
 
 
-def qml_preflight(settings, target: Target, *, input_data: dict) -> None:
-    """QML: the batch of state vectors in memory."""
-    import torch  # start-up: the memory answer for a QML batch is torch's (dtype sizes, CUDA memory)
-
-    from qhybrid.sim import memory
-
-    dtype = torch.complex64 if settings.dtype == "complex64" else torch.complex128
-    if not target.needs_gpu or torch.cuda.is_available():
-        memory.check_memory(settings.nwires, batch=settings.batch_size, dtype=dtype, device=target.torch_device)
+def qml_preflight(settings, target: Target, *, input_data: dict, processes: int = 1) -> None:
+    """QML: at least one sample's states fit this process's share of the free memory (the engine's
+    chunk rule, :func:`qhybrid.workloads.qml.preflight`); ``processes``: ranks sharing an instance."""
+    # no torch for a CPU device (arithmetic and /proc); free CUDA memory is torch's answer: asked
+    # only when torch is loaded anyway, otherwise the job's layer checks the fit itself
+    if not target.needs_gpu or ("torch" in sys.modules and cuda_expected()):
+        qml.preflight(settings, device=target.torch_device, kernels=target.kernels, processes=processes)
 
 
 WORKLOADS = {

@@ -44,14 +44,12 @@ class KernelSet(ABC):
             ``fused_step``, ``diagonal_derivatives``, ``product_step``, ``undo_ladder``, as
             :mod:`qhybrid.sim.adjoint_steps`), or None: the adjoint then walks gate by gate
             with :meth:`generator_overlap` and the ``apply_*`` kernels.
-        qml_states: state buffers ``(B, 2**n)`` one QML layer call holds at its peak.
     """
 
     name: ClassVar[str] = ""
     device_types: ClassVar[tuple[str, ...]] = ()
     fused_ladders: ClassVar[bool] = False
     adjoint_steps: Any = None
-    qml_states: ClassVar[int] = 3
 
     def __repr__(self) -> str:
         return f"<KernelSet {self.name!r}>"
@@ -169,13 +167,13 @@ class KernelSet(ABC):
     @abstractmethod
     def qml_sweep(self, state, lam, mats, plan, scratch, spare=None):
         """The adjoint sweep back through ``plan``: uncompute every gate on ``state`` and
-        ``lam`` (``lam`` in place; ``state`` may be left in any form), and return ``(G, 2, 2)``
-        complex (the mats' dtype and device): ``2 sum_b lam_g conj(psi_{g-1})`` reduced on gate
-        ``g``'s wire. ``scratch`` / ``spare``: flat buffers as large as a state."""
+        ``lam`` (``lam`` in place; ``state`` may be left in any form), and return ``(B, G, 2, 2)``
+        complex (the mats' dtype and device): per sample ``2 lam_g conj(psi_{g-1})`` reduced on
+        gate ``g``'s wire. ``scratch`` / ``spare``: flat buffers as large as a state."""
 
     @abstractmethod
     def qml_factor_gradients(self, lam, factors):
         """The product state's factor gradients: ``lam`` ``(B, 2**n)`` at the product state,
-        ``factors`` ``(B, n, 2)``. Returns ``(B, n, 2)`` of the factors' dtype and device:
+        ``factors`` ``(B, n, 2)``; ``lam`` may be consumed (overwritten). Returns ``(B, n, 2)`` of the factors' dtype and device:
         ``2 * sum over the other wires of lam * prod_{v != w} conj(factors[v])`` (as
         :func:`qhybrid.sim.batchedtorch.factor_gradients`)."""

@@ -44,7 +44,6 @@ class NumbaKernels(KernelSet):
     name = "numba"
     device_types = ("cpu",)
     fused_ladders = True
-    qml_states = 4
 
     def __init__(self):
         from qhybrid.sim.jit import HAVE_NUMBA
