@@ -11,6 +11,7 @@ series, a bounded slice of its log, and one table of state colours. Reads the jo
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -110,6 +111,21 @@ def short_time(iso: str | None) -> str:
         return ""
     t = datetime.fromisoformat(iso).astimezone()
     return t.strftime("%H:%M") if t.date() == datetime.now().astimezone().date() else t.strftime("%b %d")
+
+
+def json_safe(value):
+    """``value`` with what JSON cannot hold made JSON-safe: tuples as lists, numpy scalars as
+    numbers, NaN and infinities as None, anything else as its ``repr``."""
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): fix(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [fix(x) for x in v]
+        return v
+
+    return fix(json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else repr(o))))
 
 
 def usd(value: float | None, approximate: bool = False) -> str:

@@ -7,12 +7,11 @@ columns that matter kept whole and the others left out by priority (``table(drop
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from functools import lru_cache
 
-from qhybrid.views import STATE_COLOURS
+from qhybrid.views import STATE_COLOURS, json_safe
 
 STATE_STYLES = {state: styles[0] for state, styles in STATE_COLOURS.items()}  # the one state table
 
@@ -84,17 +83,8 @@ def para(text: str, *, style: str | None = None, console=None) -> None:
 
 
 def jsonable(value):
-    """``value`` with what JSON cannot hold (tuples, numpy scalars, NaN) made JSON-safe."""
-    def fix(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {str(k): fix(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [fix(x) for x in v]
-        return v
-
-    return fix(json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else repr(o))))
+    """``value`` with what JSON cannot hold (tuples, numpy scalars, NaN) made JSON-safe (``views.json_safe``)."""
+    return json_safe(value)
 
 
 def print_json(doc) -> None:

@@ -12,29 +12,20 @@ Job data go out as JSON only; the pages put them on screen as text.
 from __future__ import annotations
 
 import json
-import math
 from http import HTTPStatus
 
 from qhybrid import views
 from qhybrid.errors import JobNotFoundError, QhybridError
+from qhybrid.jobs.states import JobState
 
-STATES = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
+STATES = tuple(s.value for s in JobState)
 COMPARE_MAX = 12
 _ENDED_ROWS: dict = {}  # rows of ended jobs, which no longer change (views.list_rows' cache)
 
 
 def dumps(doc) -> bytes:
-    """``doc`` as JSON bytes; NaN and infinities become null, other objects their ``str``."""
-    def fix(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {str(k): fix(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [fix(x) for x in v]
-        return v
-
-    return json.dumps(fix(doc), default=str, allow_nan=False).encode()
+    """``doc`` as JSON bytes (``views.json_safe``: NaN and infinities become null)."""
+    return json.dumps(views.json_safe(doc), allow_nan=False).encode()
 
 
 def _one(query: dict, key: str, default: str = "") -> str:
