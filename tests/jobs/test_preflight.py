@@ -34,7 +34,8 @@ def test_qaoa_that_does_not_fit_in_memory(home):
 
 
 def test_qml_that_does_not_fit_in_memory(home):
-    _refused(home, MemoryLimitError, "simulating 30 qubits", device=CPU, source_module=WORKLOADS / "qml.py",
+    _refused(home, MemoryLimitError, r"30 wires \(complex128\) need 32.00 GiB per sample \(2 states", device=CPU,
+             source_module=WORKLOADS / "qml.py",
              hyperparameters={"nwires": 30, "batch_size": 64})
 
 
