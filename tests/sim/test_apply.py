@@ -63,7 +63,7 @@ def test_layer_kernel_matches_one_by_one(n, rng):
     assert_close(apply(psi.clone(), layer, n, kernels="torch"), ref, 1e-10)
 
 
-@pytest.mark.parametrize("n", [2, 5, 7, 9, 13, 16, 21, 26])
+@pytest.mark.parametrize("n", [2, 5, 7, 9, 13, 16, 21, pytest.param(26, marks=pytest.mark.slow)])  # 26: ~50 s cold
 def test_layer_passes_cover_each_amplitude_once_with_pairs_apart(n, rng):
     """The planar passes' geometry: every gate in one pass, each pass's chunks cover every
     amplitude once, a gate's plane distance is its wire's bit, and (above 6 wires) at least 8."""
