@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from qhybrid.errors import DeviceError, closest
+from qhybrid.sim.triton.status import MIN_CAPABILITY  # imports neither torch nor triton
 
 QHYBRID_DEVICES = ("qhybrid.cpu", "qhybrid.gpu")
 GPU_ONLY = frozenset({"qhybrid.gpu", "lightning.gpu", "lightning.tensor"})
@@ -100,10 +101,9 @@ MISSING_HINTS = {
 #: reference on CPU or CUDA, Triton on CUDA), or a PennyLane device's own simulator.
 KERNEL_SETS = ("numba", "torch", "triton", "pennylane")
 
-#: Triton's documented minimum for NVIDIA GPUs (its README, "Supported Hardware: NVIDIA GPUs
-#: (Compute Capability 8.0+)"): older GPUs (the V100 of ml.p3.*, 7.0; the T4, 7.5) run the
-#: torch reference.
-TRITON_MIN_CAPABILITY = (8, 0)
+#: Triton's documented minimum for NVIDIA GPUs (one figure, kept beside the Triton kernels'
+#: own status check): older GPUs (the V100 of ml.p3.*, 7.0; the T4, 7.5) run the torch reference.
+TRITON_MIN_CAPABILITY = MIN_CAPABILITY
 
 
 @dataclass(frozen=True)
