@@ -14,7 +14,7 @@ def test_run_prints_result_then_cost(script, cli):
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"x": "7"}
     assert "cost: $" in result.stderr and "same run on" in result.stderr
-    elsewhere = next(t for t in result.stderr.splitlines() if "same run on" in t)
+    elsewhere = " ".join(result.stderr.split("same run on", 1)[1].split())  # wrapped at words to 80 columns
     # a script without history has no predicted time: this run, scaled by core speed (never equal duration)
     assert elsewhere.count("ml.") == 3 and "this run scaled by each type's core speed" in elsewhere
     assert "more types: qhybrid jobs show cli-1 --json" in elsewhere

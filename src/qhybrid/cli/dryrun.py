@@ -14,7 +14,7 @@ def dry_run(job_kwargs: dict, *, json_output: bool = False, instances=None, gpu:
 
     if cached_calibration() is None:  # on stderr: --json's stdout stays one document
         output.note(f"this machine is not calibrated yet: measuring it once if the estimate needs it "
-                    f"(30-60 s on a shared 2-core machine), then cached in {cache_path()}")
+                    f"(30-60 s on a shared 2-core machine), then cached in {cache_path()}", indent="  ")
     est = estimate_job(job_kwargs, instances=instances, gpu=gpu, cpu=cpu)
     if json_output:
         typer.echo(to_json(est))

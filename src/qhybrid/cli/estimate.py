@@ -160,7 +160,7 @@ def show_instances(*, gpu: bool = False, cpu: bool = False, json_output: bool = 
         output.para(f"left out to fit {output.out().width} columns: {', '.join(dropped)} (each source above names "
                     "its kind; --json has every field)")
     output.note(f"unknown prices stay unknown; add yours in {price_file()} "
-                f"([prices] \"ml.c5n.xlarge\" = USD per minute)")
+                f"([prices] \"ml.c5n.xlarge\" = USD per minute)", indent="  ")
 
 
 def _price_date(inst) -> str:

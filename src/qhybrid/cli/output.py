@@ -59,9 +59,11 @@ def err():
     return _console(2, id(sys.stderr))
 
 
-def note(text: str) -> None:
-    """One line on stderr, printed as is (no markup)."""
-    err().print(text, markup=False, highlight=False)
+def note(text: str, *, indent: str | None = None) -> None:
+    """A message on stderr (no markup): as is, or with ``indent`` wrapped at words to the width,
+    later lines indented (``wrapped``): on a terminal and piped alike, never wider than ``width()``
+    but for a single word longer than that (a path, a URL)."""
+    err().print(text if indent is None else wrapped(text, indent=indent), markup=False, highlight=False)
 
 
 def show(renderable, *, console=None, **kwargs) -> None:
@@ -188,7 +190,8 @@ def pairs(rows: list[tuple[str, object]], *, console=None) -> None:
 
 
 def wrapped(text: str, *, indent: str = "  ", console=None) -> str:
-    """``text`` wrapped at words to the console's width (stderr's by default), later lines indented."""
+    """``text`` wrapped at words to the console's width (stderr's by default; piped, ``width()``),
+    later lines indented; a word longer than the width stays whole on a line of its own."""
     import textwrap
 
     limit = (console or err()).width

@@ -78,8 +78,7 @@ def show_result(result: dict, *, hp: dict | None = None) -> None:
     its = ", ".join(f"p={p}: {n}" for p, n in sorted(stages.items()))
     conv = result.get("converged") or []
     secs = result.get("iteration_seconds") or []
-    out = output.out()
-    out.print(result["summary"], style="bold", markup=False, highlight=False)
+    output.para(result["summary"], style="bold")
     hp = hp or {}
     if hp.get("init") == "seed":  # only the preset starts from the seed's parameters
         output.para(TIMING_NOTE.format(steps=hp.get("iterations", "5")), style="yellow")

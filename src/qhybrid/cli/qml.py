@@ -111,7 +111,7 @@ def show_result(result: dict) -> None:
     """The held-out accuracy in words, then the numbers behind it."""
     from qhybrid.cli import output
 
-    output.out().print(result["summary"], style="bold", markup=False, highlight=False)
+    output.para(result["summary"], style="bold")
     secs = result.get("epoch_seconds") or []
     output.pairs([
         ("train accuracy", f"{result['train_accuracy']:.3f} (loss {result['loss']:.4f})"),

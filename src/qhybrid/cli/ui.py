@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
 
         if host and host not in (LOOPBACK, "localhost"):
             output.note(f"qhybrid: warning: serving on {host}, reachable from other machines on that network; "
-                        "anyone with the URL's token can see your jobs and cancel them (plain HTTP, no TLS)")
+                        "anyone with the URL's token can see your jobs and cancel them (plain HTTP, no TLS)",
+                        indent="  ")
         serve(host=LOOPBACK if host in (None, "localhost") else host, port=port, open_browser=not no_browser,
               announce=lambda line: print(line, flush=True))

@@ -112,7 +112,8 @@ class Display:
         if self.first_metric is None:
             self.first_metric = time.monotonic()
             if self.compile_noted:
-                self._print(f"first {self.spec.unit} after {self.first_metric - (self.running_since or self.t0):.1f} s")
+                self._print(f"first {self.spec.unit} after {self.first_metric - (self.running_since or self.t0):.1f} s",
+                            ours=True)
         if it is not None and self.iteration is not None and int(float(it)) != self.iteration:
             if self.values and not self.spec.show:  # showing whatever is logged: that iteration is complete
                 self._iteration_done()
@@ -140,7 +141,7 @@ class Display:
             if self.phase != said or now - when > STILL_EVERY_S:
                 if self.bar is None or self.phase != said:
                     self._print(self.phase + " ..." if self.phase != said else
-                                f"still {self.phase} after {now - self.running_since:.0f} s ...")
+                                f"still {self.phase} after {now - self.running_since:.0f} s ...", ours=True)
                 self.phase_said = (self.phase, now)
         if self.bar is not None and state not in TERMINAL:
             desc = state.lower() if self.first_metric is None and not self.compile_noted else "running"
@@ -186,7 +187,7 @@ class Display:
     def _iteration_done(self) -> None:
         if self.iteration is None:  # no iteration numbers: a line per metric
             if self.bar is None:
-                output.note(self._metrics_text())
+                output.note(self._metrics_text(), indent="  ")
             else:
                 self.bar.update(self.task, description="running", metrics=self._metrics_text())
             self.values = {}
@@ -198,16 +199,18 @@ class Display:
                 text = text[:self.metrics_room - 1] + "…"
             self.bar.update(self.task, completed=done, description="running", metrics=text)
             if not self.spec.show:  # a script's own metrics: each iteration stays on screen, as piped
-                self._print(f"{self.spec.unit} {done}  {self._metrics_text()}")
+                self._print(f"{self.spec.unit} {done}  {self._metrics_text()}", ours=True)
         else:
             total = f"/{self.spec.total}" if self.spec.total else ""
-            output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}")
+            output.note(f"{self.spec.unit} {done}{total}  {self._metrics_text()}", indent="  ")
         self.values = {}
 
-    def _print(self, text: str) -> None:
+    def _print(self, text: str, *, ours: bool = False) -> None:
+        """A line on stderr, above the bar when there is one: ours (phases, our status lines) wrapped
+        at words to the width, piped too; the job's own lines as they are."""
         if self.paths is not None:
             text = text.replace(*self.paths)
-        if text.startswith("qhybrid: ") and output.err().is_terminal:  # our status lines wrap at words there
+        if ours or text.startswith("qhybrid: "):
             text = output.wrapped(text)
         if self.bar is not None:
             self.bar.console.print(text, markup=False, highlight=False)
@@ -290,7 +293,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
         if display:
             display.close()
         output.note(f"qhybrid: stopped waiting; {job.name} keeps running "
-                    f"(follow: qhybrid jobs logs -f {job.name}; stop: qhybrid jobs cancel {job.name})")
+                    f"(follow: qhybrid jobs logs -f {job.name}; stop: qhybrid jobs cancel {job.name})", indent="  ")
         return 130
     finally:
         if display:
@@ -301,8 +304,7 @@ def submit_and_wait(job_kwargs: dict, *, json_output: bool = False, progress: Pr
         output.print_json(json_document(job, info, result))
     elif result is not None:
         (show or output.print_json)(result)
-        line = _cost_line(info, sep="\n      ")
-        output.note(output.wrapped(line, indent="      ") if output.err().is_terminal else line)
+        output.note(_cost_line(info, sep="\n      "), indent="      ")
     if info["state"] != "COMPLETED":
         output.note(f"qhybrid: error: job {job.name} {info['state']}: {info['failure_reason']}")  # one line
         if info["traceback_tail"] and not json_output and display is None:  # else it was in the log shown
