@@ -122,11 +122,16 @@ def compile_triton(ctx) -> list[str]:
 
 def check_triton(ctx) -> list[str]:
     """Compile (tile fallback), the random circuit at larger sizes, and QAOA vs torch and the CPU engine."""
-    from qhybrid.sim.triton import triton_status
+    from qhybrid.devices import gpu_kernel_path
+    from qhybrid.sim.triton import interpreting
 
     _late(ctx)  # starts the section's clock
-    ok, why = triton_status(ctx.device if ctx.device.type == "cuda" else None)
-    print(f"    - triton_status: {why}")
+    if interpreting():
+        ok, why = True, "Triton's interpreter (TRITON_INTERPRET=1): the kernels run on CPU tensors, slowly"
+    else:
+        kernels, why = gpu_kernel_path(ctx.device.index or 0)
+        ok = kernels == "triton"
+    print(f"    - gpu kernels: {why}")
     if not ok:
         return [f"triton unusable here: {why}"]
     failures = compile_triton(ctx)

@@ -91,27 +91,91 @@ def test_gpu_kernel_path_says_which_set_and_why(monkeypatch):
             assert why == "qhybrid's Triton kernel set is not part of this install"
 
 
-def test_gpu_kernel_path_below_tritons_minimum(monkeypatch):
-    """A V100 (compute capability 7.0, ml.p3.*) runs the torch reference: Triton documents 8.0+."""
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """Triton and its kernel set installed, torch seeing one CUDA GPU; ``fake_gpu(name, capability)``."""
     import importlib.util
     import types
 
     import torch
 
-    import qhybrid.devices as devices
     import qhybrid.sim.kernels as ks
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
     monkeypatch.setattr(ks, "get_kernel_set", lambda name: types.SimpleNamespace(name=name))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Tesla V100-SXM2-16GB")
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: (7, 0))
+
+    def gpu(name, capability):
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: name)
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: capability)
+
+    return gpu
+
+
+def test_gpu_kernel_path_below_tritons_minimum(fake_gpu):
+    """A V100 (compute capability 7.0, ml.p3.*) runs the torch reference: Triton documents 8.0+."""
+    import qhybrid.devices as devices
+
+    fake_gpu("Tesla V100-SXM2-16GB", (7, 0))
     name, why = devices.gpu_kernel_path()
     assert name == "torch" and why == ("Tesla V100-SXM2-16GB has compute capability 7.0, below Triton's "
                                        "documented minimum 8.0")
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "NVIDIA H200")
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=0: (9, 0))
+    fake_gpu("NVIDIA H200", (9, 0))
     assert devices.gpu_kernel_path() == ("triton", "NVIDIA H200, compute capability 9.0")
+
+
+@pytest.mark.parametrize("cap,kernels", [((7, 0), "torch"), ((7, 5), "torch"), ((8, 0), "triton"), ((9, 0), "triton")])
+def test_gpu_kernel_path_follows_the_one_minimum(fake_gpu, monkeypatch, cap, kernels):
+    """The decision reads sim/triton/status's MIN_CAPABILITY, the one figure."""
+    import qhybrid.devices as devices
+    from qhybrid.sim.triton.status import MIN_CAPABILITY
+
+    assert devices.TRITON_MIN_CAPABILITY is MIN_CAPABILITY
+    fake_gpu("Tesla X", cap)
+    name, why = devices.gpu_kernel_path()
+    assert name == kernels and f"{cap[0]}.{cap[1]}" in why and "Tesla X" in why
+    monkeypatch.setattr(devices, "TRITON_MIN_CAPABILITY", (9, 1))
+    assert devices.gpu_kernel_path()[0] == "torch"
+
+
+def test_gpu_kernel_path_without_cuda(fake_gpu, monkeypatch):
+    import torch
+
+    import qhybrid.devices as devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    name, why = devices.gpu_kernel_path()
+    assert name == "torch" and why == "no CUDA GPU visible; a GPU of compute capability 8.0+ runs triton"
+
+
+def test_without_cuda_every_gpu_question_says_so_in_one_line(monkeypatch):
+    """require_cuda / torch_device / cuda_device_count / torch_gpus: the one answer to "is there a GPU"."""
+    import torch
+
+    import qhybrid.devices as devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(devices, "torch_build", lambda: "2.13.0+cu128")
+    with pytest.raises(DeviceError) as err:
+        devices.require_cuda("device local:qhybrid/qhybrid.gpu", "local:qhybrid/qhybrid.cpu")
+    assert str(err.value) == ("device local:qhybrid/qhybrid.gpu needs a CUDA GPU, which torch 2.13.0+cu128 does not "
+                              "see here; use local:qhybrid/qhybrid.cpu")
+    with pytest.raises(DeviceError, match="qhybrid.gpu needs a CUDA GPU"):
+        devices.torch_device(resolve("local:qhybrid/qhybrid.gpu"))
+    assert devices.torch_device(resolve("local:qhybrid/qhybrid.cpu")) == torch.device("cpu")
+    assert devices.cuda_device_count() == 0 and devices.torch_gpus() == []
+
+
+def test_with_cuda_the_target_lives_on_the_current_device(monkeypatch):
+    import torch
+
+    import qhybrid.devices as devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert devices.torch_device(resolve("local:qhybrid/qhybrid.gpu")) == torch.device("cuda", 1)
+    assert devices.cuda_device_count() == 2
 
 
 def test_missing_lightning_gpu_says_what_to_install(monkeypatch):

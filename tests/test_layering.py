@@ -9,7 +9,11 @@ What counts:
   importing ``a.b.c`` does not count as importing its parent packages;
 - the runtime, ``qhybrid.jobs``, imports no workload, engine (sim, qaoa, qml, plugin),
   estimate, CLI, UI, Braket or submission module;
-- no import loop (a strongly connected set of two or more modules) among ``qhybrid`` modules.
+- no import loop (a strongly connected set of two or more modules) among ``qhybrid`` modules;
+- only ``qhybrid.devices`` asks torch whether there is a CUDA GPU (``<x>.cuda.is_available``,
+  ``device_count``, ``current_device``, ``get_device_capability``, ``get_device_name``, read or
+  called): everything else asks ``devices`` (``require_cuda``, ``torch_device``, ``cuda_expected``,
+  ``gpu_kernel_path``, ...) or reads the Target.
 """
 from __future__ import annotations
 
@@ -73,6 +77,25 @@ def import_graph(src: Path = SRC) -> dict[str, set[str]]:
     return graph
 
 
+CUDA_QUESTIONS = frozenset({"is_available", "device_count", "current_device", "get_device_capability",
+                            "get_device_name"})
+CUDA_HOME = "qhybrid.devices"
+
+
+def cuda_questions(src: Path = SRC) -> list[str]:
+    """``module:line`` of every ``<x>.cuda.<question>`` outside ``devices`` (a question about this
+    machine's GPUs; ``torch.cuda.set_device`` or ``mem_get_info`` act on or measure a GPU already chosen)."""
+    out = []
+    for module, path in sorted(_modules(src).items()):
+        if module == CUDA_HOME:
+            continue
+        lines = sorted({node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                        if isinstance(node, ast.Attribute) and node.attr in CUDA_QUESTIONS
+                        and isinstance(node.value, ast.Attribute) and node.value.attr == "cuda"})
+        out += [f"{module}:{line}" for line in lines]
+    return out
+
+
 def _floor(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
@@ -129,8 +152,13 @@ def test_no_import_loop_among_qhybrid_modules(graph):
     assert loops(graph) == []
 
 
+def test_only_devices_asks_whether_there_is_a_cuda_gpu():
+    assert cuda_questions() == []
+
+
 def test_the_checks_see_what_they_look_for(tmp_path):
-    """An import inside a function counts, both for a floor and for a loop."""
+    """An import inside a function counts, both for a floor and for a loop; a CUDA question outside
+    devices is found, an action on a chosen GPU is not."""
     pkg = tmp_path / "qhybrid"
     for sub in ("jobs", "estimate"):
         (pkg / sub).mkdir(parents=True)
@@ -141,3 +169,6 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     graph = import_graph(tmp_path)
     assert imports_up(graph) == ["qhybrid.jobs.store -> qhybrid.estimate.jobs"]
     assert loops(graph) == [["qhybrid.estimate.jobs", "qhybrid.jobs.store"]]
+    (pkg / "jobs" / "script.py").write_text("import torch\nuse = torch.cuda.is_available()\ntorch.cuda.set_device(0)\n")
+    (pkg / "devices.py").write_text("import torch\nn = torch.cuda.device_count()\n")
+    assert cuda_questions(tmp_path) == ["qhybrid.jobs.script:2"]

@@ -10,6 +10,11 @@ once: a :class:`Target` (provider, name, torch device, whether it needs a GPU, t
 kernel set that will run: its name, and ``Target.kernel_set()`` the loaded set, imported
 only when asked for). ``parse_device`` and ``needs_gpu`` are thin views of it.
 
+Whether this machine has a CUDA GPU is asked here too, and only here: without importing torch
+(:func:`cuda_expected`, :func:`local_gpus`: the NVIDIA driver) or from torch (:func:`require_cuda`,
+:func:`torch_device`, :func:`cuda_device_count`); and which kernel set ``qhybrid.gpu`` runs on
+it, with the reason in words (:func:`gpu_kernel_path`).
+
 Example:
     >>> parse_device("local:pennylane/lightning.qubit")
     DeviceSpec(provider='pennylane', name='lightning.qubit')
@@ -20,8 +25,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from qhybrid.errors import DeviceError, closest
 from qhybrid.sim.triton.status import MIN_CAPABILITY  # imports neither torch nor triton
@@ -195,10 +202,10 @@ def gpu_kernel_path(device_index: int = 0, *, cuda: bool | None = None) -> tuple
         get_kernel_set("triton")
     except KernelSetUnavailable as e:
         return "torch", str(e)
+    if not cuda_available():
+        return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
     import torch
 
-    if not torch.cuda.is_available():
-        return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
     cap = torch.cuda.get_device_capability(device_index)
     gpu = torch.cuda.get_device_name(device_index)
     if tuple(cap) < TRITON_MIN_CAPABILITY:
@@ -257,6 +264,47 @@ def pennylane_device(spec_or_str: str | DeviceSpec, wires, **options):
     return qml.device(spec.name, wires=wires, **options)
 
 
+# -- CUDA here: the one place that asks whether this machine has a GPU ---------------------------
+NVIDIA_DRIVER = Path("/proc/driver/nvidia")  # the driver's view: one folder per GPU under gpus/
+DEVICE_FILES = Path("/dev")  # /dev/nvidia0, /dev/nvidia1, ...
+
+
+def local_gpus() -> int:
+    """Return the number of local NVIDIA GPUs the driver reports (and CUDA_VISIBLE_DEVICES leaves
+    visible), without importing torch: a look at ``NVIDIA_DRIVER`` / ``DEVICE_FILES``."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    proc = NVIDIA_DRIVER / "gpus"
+    if proc.is_dir():
+        found = len(list(proc.iterdir()))
+    else:  # containers may lack /proc/driver/nvidia but still have the device files
+        found = len([p for p in DEVICE_FILES.glob("nvidia*") if re.fullmatch(r"nvidia\d+", p.name)])
+    if visible is not None:
+        ids = [v for v in re.split(r"[,\s]+", visible) if v and v != "-1"]
+        return min(found, len(ids)) if found else 0
+    return found
+
+
+def torch_build() -> str | None:
+    """The installed torch's version (``2.13.0+cpu``, ``2.13.0+cu128``) from its metadata, None
+    without torch; torch is not imported."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def cuda_expected() -> bool:
+    """Whether CUDA should be there, without importing torch (a second or more): the NVIDIA driver
+    reports a visible GPU (:func:`local_gpus`) and torch is not a CPU-only wheel. A job on a GPU
+    device asks torch itself (:func:`require_cuda`) and fails in one line when torch disagrees."""
+    if local_gpus() == 0:
+        return False
+    version = torch_build()
+    return version is not None and "+cpu" not in version
+
+
 def cuda_available() -> bool:
     """Return whether torch sees a CUDA device (imports torch)."""
     try:
@@ -265,3 +313,53 @@ def cuda_available() -> bool:
         return bool(torch.cuda.is_available())
     except Exception:  # pragma: no cover
         return False
+
+
+def require_cuda(what: str, instead: str) -> None:
+    """Check that torch sees a CUDA device (imports torch).
+
+    Args:
+        what: what needs it, as the message starts (``"device local:qhybrid/qhybrid.gpu"``).
+        instead: what to use without a GPU (``"local:qhybrid/qhybrid.cpu"``).
+
+    Raises:
+        DeviceError: no CUDA device; one line naming ``what``, the torch build and ``instead``.
+    """
+    if not cuda_available():
+        raise DeviceError(f"{what} needs a CUDA GPU, which torch {torch_build() or '(not installed)'} "
+                          f"does not see here; use {instead}")
+
+
+def cuda_device_count() -> int:
+    """The CUDA devices torch sees, 0 without CUDA (imports torch)."""
+    if not cuda_available():
+        return 0
+    import torch
+
+    return int(torch.cuda.device_count())
+
+
+def torch_device(target: Target, *, instead: str = "local:qhybrid/qhybrid.cpu"):
+    """The ``torch.device`` a target's tensors live on: the current CUDA device for a target that
+    needs a GPU, else the CPU (imports torch).
+
+    Raises:
+        DeviceError: a GPU target without CUDA (:func:`require_cuda`).
+    """
+    import torch
+
+    if not target.needs_gpu:
+        return torch.device("cpu")
+    require_cuda(f"device {target}", instead)
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+def torch_gpus() -> list[str]:
+    """The CUDA GPUs torch sees, ``"<name> (CUDA <version>)"`` each; empty without torch, with a
+    CPU-only build of it (then torch is not imported) or without a GPU."""
+    build = torch_build()
+    if build is None or "+cpu" in build or not cuda_available():
+        return []
+    import torch
+
+    return [f"{torch.cuda.get_device_name(i)} (CUDA {torch.version.cuda})" for i in range(torch.cuda.device_count())]

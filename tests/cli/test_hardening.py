@@ -61,9 +61,9 @@ def test_jobs_repair_and_damaged_listing(script, capsys, _isolated_home):
     ["--instance-count", "0"], ["--entry-point", "nope"], ["--input", "bad name=."],
 ])
 def test_bad_input_is_one_line_exit_1_and_nothing_written(script, capsys, _isolated_home, extra, monkeypatch):
-    from qhybrid.jobs import instances
+    from qhybrid import devices
 
-    monkeypatch.setattr(instances, "local_gpus", lambda: 0)
+    monkeypatch.setattr(devices, "local_gpus", lambda: 0)
     assert main(["run", str(script), *extra]) == 1
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("qhybrid: error: ")

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from qhybrid.cli import options
-from qhybrid.jobs import instances
+from qhybrid import devices
 
 
 @pytest.fixture
@@ -16,15 +16,15 @@ def fake_driver(tmp_path, monkeypatch):
     """A driver folder reporting one GPU, no device files, a CUDA build of torch; all visible."""
     (tmp_path / "nvidia" / "gpus" / "0000:00:1e.0").mkdir(parents=True)
     (tmp_path / "dev").mkdir()
-    monkeypatch.setattr(instances, "NVIDIA_DRIVER", tmp_path / "nvidia")
-    monkeypatch.setattr(instances, "DEVICE_FILES", tmp_path / "dev")
-    monkeypatch.setattr(instances, "torch_build", lambda: "2.13.0+cu128")
+    monkeypatch.setattr(devices, "NVIDIA_DRIVER", tmp_path / "nvidia")
+    monkeypatch.setattr(devices, "DEVICE_FILES", tmp_path / "dev")
+    monkeypatch.setattr(devices, "torch_build", lambda: "2.13.0+cu128")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     return tmp_path
 
 
 def test_default_device_is_the_gpu_when_the_driver_reports_one(fake_driver):
-    assert instances.local_gpus() == 1 and options.cuda_present()
+    assert devices.local_gpus() == 1 and options.cuda_present()
     assert options.device_string(None) == "local:qhybrid/qhybrid.gpu"
     assert options.instance_for(options.device_string(None), None) == options.GPU_INSTANCE
 
@@ -38,9 +38,9 @@ def test_default_device_is_the_cpu_otherwise(fake_driver, monkeypatch, change):
     elif change == "hidden":
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
     elif change == "cpu wheel":
-        monkeypatch.setattr(instances, "torch_build", lambda: "2.13.0+cpu")
+        monkeypatch.setattr(devices, "torch_build", lambda: "2.13.0+cpu")
     elif change == "no torch":
-        monkeypatch.setattr(instances, "torch_build", lambda: None)
+        monkeypatch.setattr(devices, "torch_build", lambda: None)
     else:  # no driver folder, but device files (a container): still a GPU
         shutil.rmtree(fake_driver / "nvidia")
         (fake_driver / "dev" / "nvidia0").touch()
@@ -57,9 +57,9 @@ def test_picking_the_default_never_imports_torch(tmp_path):
     (tmp_path / "gpus" / "0000:00:1e.0").mkdir(parents=True)
     code = (
         "import sys, pathlib\n"
-        "from qhybrid.jobs import instances\n"
-        f"instances.NVIDIA_DRIVER = pathlib.Path({str(tmp_path)!r})\n"
-        "instances.torch_build = lambda: '2.13.0+cu128'\n"
+        "from qhybrid import devices\n"
+        f"devices.NVIDIA_DRIVER = pathlib.Path({str(tmp_path)!r})\n"
+        "devices.torch_build = lambda: '2.13.0+cu128'\n"
         "from qhybrid.cli import options\n"
         "from qhybrid.submit import preflight\n"
         "print(options.device_string(None), preflight.cuda_expected(), 'torch' in sys.modules)\n"

@@ -20,9 +20,9 @@ def _refused(home, exc, match, **kwargs):
 
 
 def test_gpu_device_without_cuda_on_the_local_backend(home, write_script, monkeypatch):
-    from qhybrid.jobs import instances
+    from qhybrid import devices
 
-    monkeypatch.setattr(instances, "local_gpus", lambda: 0)
+    monkeypatch.setattr(devices, "local_gpus", lambda: 0)
     script = write_script("g.py", "print(1)\n")
     _refused(home, DeviceError, "needs CUDA, which this machine does not have", device="local:qhybrid/qhybrid.gpu",
              source_module=script, instance_config=InstanceConfig(instanceType="ml.p3.2xlarge"))

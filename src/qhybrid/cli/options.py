@@ -50,9 +50,9 @@ AllowPickle = Annotated[bool, typer.Option(
 
 def cuda_present() -> bool:
     """Whether the default device is ``qhybrid.gpu``: an NVIDIA driver reporting a GPU here and a
-    torch built for CUDA (``jobs.instances.cuda_expected``). torch is not imported here (a second or
+    torch built for CUDA (``devices.cuda_expected``). torch is not imported here (a second or
     more); the job checks that torch sees CUDA."""
-    from qhybrid.jobs.instances import cuda_expected
+    from qhybrid.devices import cuda_expected
 
     return cuda_expected()
 

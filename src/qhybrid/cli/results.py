@@ -93,6 +93,42 @@ def figure(jobs: list):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
+    series, optimum, stages, xlabel, notes, infos = _plotted(jobs)
+    if not series:
+        from qhybrid.errors import JobError
+
+        raise JobError(f"nothing to plot: {', '.join(j.name for j in jobs)} logged no numeric metrics")
+    fig, axes = plt.subplots(len(series), 1, figsize=(8, 2.6 * len(series) + 0.8), sharex=True, squeeze=False)
+    for ax, (name, lines) in zip(axes[:, 0], series.items()):
+        colours = {}
+        for label, xs, ys in lines:
+            (line,) = ax.plot(xs, ys, marker="." if len(xs) < 60 else None, label=label)
+            colours[label] = line.get_color()
+        if name == "energy":
+            _mark_energy(ax, optimum, stages, colours)
+        ax.set_ylabel(name + (" (s)" if name in TIME_METRICS else ""))
+        ax.grid(alpha=0.3)
+        if len(lines) > 1 or (name == "energy" and optimum):
+            ax.legend(fontsize=7, loc="best")
+    axes[-1, 0].set_xlabel(xlabel)
+    if xlabel == "iteration":
+        axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
+    heads = sorted({title_of(i) for i in infos})
+    title = heads[0] if len(heads) == 1 else "\n".join(heads[:3])
+    if len(jobs) == 1:
+        title = f"{jobs[0].name}\n{title}"
+    fig.suptitle(title, fontsize=10)
+    notes = notes[:4]
+    if notes:
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, color="dimgray")
+    fig.tight_layout(rect=(0, 0.022 * len(notes), 1, 1))
+    return fig
+
+
+def _plotted(jobs: list) -> tuple[dict, dict, dict, str, list, list]:
+    """What :func:`figure` draws: ``(series, optimum, stages, xlabel, notes, infos)``: per panel its
+    ``(job, xs, ys)`` lines (a time metric's first, compiling point left out and noted), each job's
+    known optimum (energy panels) and depth changes, the x axis's label, the notes, each job's description."""
     series: dict[str, list] = {}  # panel -> [(label, xs, ys)]
     optimum, stages, xlabel, notes, infos = {}, {}, "iteration", [], []
     for job in jobs:
@@ -119,45 +155,23 @@ def figure(jobs: list):
         depth = cols.get("layers") or []
         stages[job.name] = [(x, int(d)) for x, d, prev in zip(xs[1:], depth[1:], depth[:-1])
                             if d is not None and prev is not None and d != prev]
-    if not series:
-        from qhybrid.errors import JobError
+    return series, optimum, stages, xlabel, notes, infos
 
-        raise JobError(f"nothing to plot: {', '.join(j.name for j in jobs)} logged no numeric metrics")
-    fig, axes = plt.subplots(len(series), 1, figsize=(8, 2.6 * len(series) + 0.8), sharex=True, squeeze=False)
-    for ax, (name, lines) in zip(axes[:, 0], series.items()):
-        colours = {}
-        for label, xs, ys in lines:
-            (line,) = ax.plot(xs, ys, marker="." if len(xs) < 60 else None, label=label)
-            colours[label] = line.get_color()
-        if name == "energy":
-            same = len(set(optimum.values())) == 1
-            for label, value in optimum.items():
-                if same and label != next(iter(optimum)):
-                    continue
-                ax.axhline(value, color="black" if same else colours.get(label), linestyle="--", linewidth=1,
-                           label=f"optimum {value:g}" + ("" if same else f" ({label})"))
-            for label, changes in stages.items():
-                for x, d in changes:
-                    ax.axvline(x, color=colours.get(label, "gray"), linestyle=":", linewidth=1, alpha=0.6)
-                    ax.annotate(f"p={d}", (x, 1), xycoords=("data", "axes fraction"), fontsize=7,
-                                xytext=(2, -10), textcoords="offset points", color=colours.get(label, "gray"))
-        ax.set_ylabel(name + (" (s)" if name in TIME_METRICS else ""))
-        ax.grid(alpha=0.3)
-        if len(lines) > 1 or (name == "energy" and optimum):
-            ax.legend(fontsize=7, loc="best")
-    axes[-1, 0].set_xlabel(xlabel)
-    if xlabel == "iteration":
-        axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
-    heads = sorted({title_of(i) for i in infos})
-    title = heads[0] if len(heads) == 1 else "\n".join(heads[:3])
-    if len(jobs) == 1:
-        title = f"{jobs[0].name}\n{title}"
-    fig.suptitle(title, fontsize=10)
-    notes = notes[:4]
-    if notes:
-        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, color="dimgray")
-    fig.tight_layout(rect=(0, 0.022 * len(notes), 1, 1))
-    return fig
+
+def _mark_energy(ax, optimum: dict, stages: dict, colours: dict) -> None:
+    """An energy panel's optimum (one dashed line when the jobs share it, else one each) and each
+    job's depth changes (dotted, ``p=<depth>``)."""
+    same = len(set(optimum.values())) == 1
+    for label, value in optimum.items():
+        if same and label != next(iter(optimum)):
+            continue
+        ax.axhline(value, color="black" if same else colours.get(label), linestyle="--", linewidth=1,
+                   label=f"optimum {value:g}" + ("" if same else f" ({label})"))
+    for label, changes in stages.items():
+        for x, d in changes:
+            ax.axvline(x, color=colours.get(label, "gray"), linestyle=":", linewidth=1, alpha=0.6)
+            ax.annotate(f"p={d}", (x, 1), xycoords=("data", "axes fraction"), fontsize=7,
+                        xytext=(2, -10), textcoords="offset points", color=colours.get(label, "gray"))
 
 
 def _best(values: list, name: str):

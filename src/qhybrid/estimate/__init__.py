@@ -7,7 +7,8 @@
 - :mod:`.model`: seconds per iteration on a machine (roofline, GPU, all-reduce);
 - :mod:`.probe`: PennyLane devices timed at small sizes, scaled by 2^n;
 - :mod:`.history`: arbitrary scripts from their own earlier jobs;
-- :mod:`.predict`: :func:`estimate_job` -> :class:`Estimate`; :mod:`.render`: table rows, JSON, one line (the terminal table: ``cli.estimatetable``).
+- :mod:`.predict`: :func:`estimate_spec` (a JobSpec, its Target, the parsed settings) -> :class:`Estimate`
+  (:func:`estimate_job` from ``Job.create``'s keywords); :mod:`.render`: table rows, JSON, one line (the terminal table: ``cli.estimatetable``).
 
 Example:
     >>> from qhybrid.estimate import estimate_job, summary      # doctest: +SKIP
@@ -15,7 +16,7 @@ Example:
 """
 from __future__ import annotations
 
-from qhybrid.estimate.predict import Estimate, Row, estimate_job
+from qhybrid.estimate.predict import Estimate, Row, estimate_job, estimate_spec
 from qhybrid.estimate.render import summary, to_json
 
-__all__ = ["Estimate", "Row", "estimate_job", "summary", "to_json"]
+__all__ = ["Estimate", "Row", "estimate_job", "estimate_spec", "summary", "to_json"]

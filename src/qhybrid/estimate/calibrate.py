@@ -31,7 +31,8 @@ from qhybrid.estimate.hardware import (  # noqa: F401  (CACHE_GBS_PER_GHZ: re-ex
     local_peak_gflops,
 )
 from qhybrid.estimate.work import qaoa_work
-from qhybrid.jobs.instances import local_cores, local_gpus
+from qhybrid.devices import local_gpus
+from qhybrid.jobs.instances import local_cores
 
 VERSION = 6
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate

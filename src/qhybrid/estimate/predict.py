@@ -1,11 +1,13 @@
 """Predictions for a job before it runs: one row for this machine and one per instance type.
 
-``estimate_job(job_kwargs)`` takes ``Job.create``'s keywords (what ``qhybrid
-qaoa|qml|run`` build) and returns an :class:`Estimate`: per target, whether the
+``estimate_spec(spec, target=..., workload=..., settings=...)`` takes a built JobSpec, its
+resolved Target and the workload's parsed settings (``workloads.table.settings_of``), as
+submission and ``qhybrid estimate`` have them, and returns an :class:`Estimate`: per target, whether the
 run fits in memory (bytes needed vs RAM or GPU memory), seconds per iteration,
 total time and total cost for ``instanceCount`` instances, and how the time is
 known (``model``, ``probe``, ``history`` or ``unknown``). Nothing is run but the
 one-off calibration and PennyLane probes, nothing is written but their cache.
+``estimate_job(job_kwargs)`` does the same from ``Job.create``'s keywords (the spec built once).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from qhybrid.estimate.model import _core_ratio
 from qhybrid.estimate.work import ITEM
 from qhybrid.jobs import instances
 from qhybrid.jobs.instances import catalogue, get_instance
-from qhybrid.jobs.spec import InstanceConfig
+from qhybrid.jobs.spec import JobSpec, build_spec
 from qhybrid.workloads import table
 
 MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
@@ -96,30 +98,30 @@ class _Job:
         return str(self.target)
 
 
-def _identify(job_kwargs: dict) -> _Job:
-    """The job ``Job.create``'s keywords describe (``qhybrid estimate``), its workload found in the table."""
-    device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
-    # lightning.gpu may be estimated where it is not installed
-    target = resolve(device, installed=device not in MODELLED_ONLY)
-    source = job_kwargs.get("source_module")
-    if source is None:
+def spec_of(job_kwargs: dict) -> tuple[JobSpec, Target]:
+    """The JobSpec ``Job.create(**job_kwargs)`` would build (``jobs.spec.build_spec``: every check of a
+    submission), and its Target; the device defaults to ``qhybrid.cpu``. A device the estimate models
+    without it being installed here (:data:`MODELLED_ONLY`) is resolved on its own, the spec built
+    without it.
+
+    Raises:
+        SpecError, InstanceError, DeviceError: as ``Job.create`` would.
+    """
+    if job_kwargs.get("source_module") is None:
         raise SpecError("the job has no source_module to estimate")
-    hp = {str(k): str(v) for k, v in (job_kwargs.get("hyperparameters") or {}).items()}
-    workload = table.find(source, job_kwargs.get("entry_point")) if not callable(source) else None
-    settings = workload.parse_settings(hp) if workload is not None else None
-    return _script_or(workload.name if workload else None, target, settings, source=source,
-                      entry_point=job_kwargs.get("entry_point"), hyperparameters=hp,
-                      distribution=job_kwargs.get("distribution"),
-                      processes_per_instance=job_kwargs.get("processes_per_instance"), callable_=callable(source))
+    device = job_kwargs.get("device") or "local:qhybrid/qhybrid.cpu"
+    if device in MODELLED_ONLY:
+        return build_spec(**{**job_kwargs, "device": None}), resolve(device, installed=False)
+    spec = build_spec(**{**job_kwargs, "device": device})
+    return spec, spec.target()
 
 
 def _script_or(workload, target: Target, settings, *, source, entry_point, hyperparameters, distribution,
-               processes_per_instance, callable_: bool = False) -> _Job:
+               processes_per_instance) -> _Job:
     """A built-in workload's job, or a script's with its history (what earlier runs of it measured)."""
     if workload is not None:
         return _Job(workload, target, settings, distribution, processes_per_instance)
-    hist = None if callable_ else script_history(source=source, entry_point=entry_point, device=str(target),
-                                                 hyperparameters=hyperparameters)
+    hist = script_history(source=source, entry_point=entry_point, device=str(target), hyperparameters=hyperparameters)
     return _Job("script", target, None, distribution, processes_per_instance, hist)
 
 
@@ -160,43 +162,10 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
     if gpu and not machine.gpus:
         return _priced(Row(machine.name, device, count, False, None, None, None, None, None, False, "model",
                            notes=(f"{device} needs a GPU; {machine.name} has none",)), inst)
-    s, method, seconds, need = job.settings, "model", None, None
-    dtype = getattr(s, "dtype", "complex128")
     if job.workload == "qaoa":
-        w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
-        need = w.memory_bytes
-        if job.target.provider == "qhybrid":
-            m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
-            seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
-            if gpu:
-                notes.append("GPU model not calibrated on a GPU yet")
-        else:
-            method = "model" if gpu else "probe"  # lightning.gpu is modelled, lightning.qubit & co probed
-            need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
-            seconds = _pennylane(job, machine, cal, gpu, notes)
+        method, seconds, need = _qaoa(job, machine, cal, gpu, notes)
     elif job.workload == "qml":
-        held, steps = qml_epoch(s)
-        local_batch = max(1, math.ceil((s.ndata - held) / steps / world))  # a step's samples on one rank
-        params = work.qml_params(s.nwires)
-        if job.target.provider == "qhybrid":
-            from qhybrid.estimate.qmlstep import qml_step
-
-            step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
-                            per_machine=per_machine, gpu=gpu)
-            seconds, need = step.seconds, step.need
-            notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
-                         f"{step.eval_chunk} in evaluation")
-            if step.note:
-                notes.append(step.note)
-            if gpu:
-                notes.append("GPU model not calibrated on a GPU yet")
-        else:
-            method = "model" if gpu else "probe"
-            need = 3 * 2**s.nwires * work.ITEM[dtype] + work.RUNTIME_BYTES  # a TorchLayer runs sample by sample
-            seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
-        if seconds is not None and world > 1:
-            seconds += model.allreduce_seconds(params, world=world, instance_count=count, machine=machine, gpu=gpu)
-            notes.append(f"data parallel over {world} ranks (all-reduce of {params} parameters)")
+        method, seconds, need = _qml(job, machine, cal, gpu, notes, count=count, world=world)
     else:
         return _priced(_script_row(job, machine, cal, count, device), inst)
     if gpu:
@@ -216,6 +185,52 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
                        method, notes=tuple(notes)), inst)
 
 
+def _qaoa(job: _Job, machine, cal, gpu: bool, notes: list) -> tuple[str, float | None, int]:
+    """``(method, seconds per start's iteration, bytes needed)`` of the QAOA workload on ``machine``."""
+    s = job.settings
+    dtype = getattr(s, "dtype", "complex128")
+    w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
+    if job.target.provider != "qhybrid":  # lightning.gpu is modelled, lightning.qubit & co probed
+        need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
+        return "model" if gpu else "probe", _pennylane(job, machine, cal, gpu, notes), need
+    m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
+    seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
+    if gpu:
+        notes.append("GPU model not calibrated on a GPU yet")
+    return "model", seconds, w.memory_bytes
+
+
+def _qml(job: _Job, machine, cal, gpu: bool, notes: list, *, count: int, world: int) -> tuple[str, float | None, int]:
+    """``(method, seconds per step, bytes needed)`` of the QML workload on ``machine``, over ``world``
+    ranks on ``count`` instances (the all-reduce added)."""
+    s = job.settings
+    held, steps = qml_epoch(s)
+    local_batch = max(1, math.ceil((s.ndata - held) / steps / world))  # a step's samples on one rank
+    params = work.qml_params(s.nwires)
+    method = "model"
+    if job.target.provider == "qhybrid":
+        from qhybrid.estimate.qmlstep import qml_step
+
+        step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
+                        per_machine=max(1, world // count), gpu=gpu)
+        seconds, need = step.seconds, step.need
+        notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
+                     f"{step.eval_chunk} in evaluation")
+        if step.note:
+            notes.append(step.note)
+        if gpu:
+            notes.append("GPU model not calibrated on a GPU yet")
+    else:
+        method = "model" if gpu else "probe"
+        # a TorchLayer runs sample by sample
+        need = 3 * 2**s.nwires * work.ITEM[getattr(s, "dtype", "complex128")] + work.RUNTIME_BYTES
+        seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
+    if seconds is not None and world > 1:
+        seconds += model.allreduce_seconds(params, world=world, instance_count=count, machine=machine, gpu=gpu)
+        notes.append(f"data parallel over {world} ranks (all-reduce of {params} parameters)")
+    return method, seconds, need
+
+
 def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:
     s = job.settings
     n = s.n_nodes if job.workload == "qaoa" else s.nwires
@@ -227,7 +242,7 @@ def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) 
                      "no GPU measured, uncalibrated")
         return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
                                            machine=machine, item=item)
-    pr = probe.probe(job.device, job.workload, n=n, edges=edges, layers=layers, batch=batch, measure=not cal.nominal)
+    pr = probe.probe(job.target, job.workload, n=n, edges=edges, layers=layers, batch=batch, measure=not cal.nominal)
     notes.append(f"probe: {pr.device} timed here at {', '.join(map(str, pr.sizes))} qubits, scaled by 2^n x gates"
                  if pr.sizes else f"probe NOT run: {pr.device} taken as lightning.qubit's nominal probe")
     return probe.probe_seconds(pr, n=n, edges=edges, layers=layers, state_bytes=2**n * item,
@@ -279,18 +294,13 @@ def _order(row: Row):
 
 def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bool = False,
                  calibration=None, local: bool = True) -> Estimate:
-    """Predict a job's memory, time and cost here and on instance types, before it runs.
+    """Predict a job given as ``Job.create``'s keywords: the spec is built once (:func:`spec_of`), then
+    :func:`estimate_spec`.
 
     Args:
         job_kwargs: ``Job.create`` keywords (device, source_module, entry_point, hyperparameters,
             instance_config, distribution, processes_per_instance, ...).
-        instances: instance type names to estimate (default: all, or the GPU / CPU ones).
-        gpu, cpu: only GPU instance types / only CPU ones.
-        calibration: a :class:`~qhybrid.estimate.calibrate.Calibration` (default: this machine's, cached).
-        local: include the row for this machine.
-
-    Returns:
-        An :class:`Estimate`; its row for the job's own instance type is always present.
+        instances, gpu, cpu, calibration, local: as :func:`estimate_spec`.
 
     Raises:
         SpecError, InstanceError, DeviceError: bad keywords (as ``Job.create`` would raise).
@@ -299,24 +309,33 @@ def estimate_job(job_kwargs: dict, *, instances=None, gpu: bool = False, cpu: bo
         >>> est = estimate_job(qaoa_kwargs)             # doctest: +SKIP
         >>> est.row("ml.m5.2xlarge").cost_usd           # doctest: +SKIP
     """
-    if gpu and cpu:
-        raise SpecError("--gpu and --cpu exclude each other; give one, or --instances a,b,c")
-    job = _identify(job_kwargs)
-    ic = job_kwargs.get("instance_config") or InstanceConfig()
-    return _estimate(job, ic.instanceType, ic.instanceCount, instances=instances, gpu=gpu, cpu=cpu,
-                     calibration=calibration, local=local)
+    spec, target = spec_of(job_kwargs)
+    workload, settings = table.settings_of(spec)
+    return estimate_spec(spec, target=target, workload=workload, settings=settings,
+                         processes_per_instance=job_kwargs.get("processes_per_instance"), instances=instances,
+                         gpu=gpu, cpu=cpu, calibration=calibration, local=local)
 
 
-def estimate_spec(spec, *, target, workload: str | None, settings, instances=None, gpu: bool = False,
-                  cpu: bool = False, calibration=None, local: bool = True) -> Estimate:
-    """Predict a built JobSpec: its resolved ``target`` and its workload's parsed ``settings``.
+def estimate_spec(spec: JobSpec, *, target: Target | None, workload: str | None, settings,
+                  processes_per_instance: int | None = None, instances=None, gpu: bool = False, cpu: bool = False,
+                  calibration=None, local: bool = True) -> Estimate:
+    """Predict a built JobSpec, before it runs: per target (this machine and instance types), whether
+    it fits in memory, seconds per iteration, total time and cost.
 
     Args:
         spec: a :class:`~qhybrid.jobs.spec.JobSpec` (its instance type and count, distribution, source).
         target: the :class:`~qhybrid.devices.Target` resolved at submission.
-        workload: the built-in workload's name in ``workloads.table`` (None: a script).
+        workload: the built-in workload's name (None: a script; ``workloads.table.settings_of``).
         settings: that workload's parsed settings (None for a script).
-        instances, gpu, cpu, calibration, local: as :func:`estimate_job`.
+        processes_per_instance: a data-parallel job's processes on each instance, as asked; None: as
+            the runtime starts them there (one per GPU, else one).
+        instances: instance type names to estimate (default: all, or the GPU / CPU ones).
+        gpu, cpu: only GPU instance types / only CPU ones.
+        calibration: a :class:`~qhybrid.estimate.calibrate.Calibration` (default: this machine's, cached).
+        local: include the row for this machine.
+
+    Returns:
+        An :class:`Estimate`; its row for the job's own instance type is always present.
 
     Raises:
         SpecError: without a target (a device passed through to the script: nothing to model);
@@ -328,7 +347,7 @@ def estimate_spec(spec, *, target, workload: str | None, settings, instances=Non
         raise SpecError(f"device {spec.device!r} is the script's own business: nothing to estimate")
     job = _script_or(workload, target, settings, source=spec.source, entry_point=spec.entry_point,
                      hyperparameters=spec.hyperparameters, distribution=spec.distribution,
-                     processes_per_instance=spec.processes_per_instance if spec.distribution else None)
+                     processes_per_instance=processes_per_instance if spec.distribution else None)
     return _estimate(job, spec.instance_type, spec.instance_count, instances=instances, gpu=gpu, cpu=cpu,
                      calibration=calibration, local=local)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from qhybrid.devices import Target, resolve
 from qhybrid.estimate.calibrate import _best, _read_cache, cache_path, isolated, machine_key, nonnegative_fit, store
 from qhybrid.estimate.calibrate_qml import qml_step
 
@@ -82,43 +83,47 @@ def units(workload: str, m: int, *, n: int, edges: int = 0, layers: int = 2) -> 
     return 2.0**m * qml_gates_pennylane(m)
 
 
-def time_qaoa(device: str, m: int, edges: int, layers: int) -> float:
-    """Best seconds of one energy+gradient of the QAOA workload's circuit on ``device`` at ``m`` qubits."""
+def time_qaoa(target: Target, m: int, edges: int, layers: int) -> float:
+    """Best seconds of one energy+gradient of the QAOA workload's circuit on ``target`` at ``m`` qubits."""
     from qhybrid.workloads.qaoa import make_simulator, parse_settings
     import networkx as nx
 
     settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
-    sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, device)
+    sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, target)
     params = [[0.3] * layers, [0.4] * layers]
     return _best(lambda: sim.energy_and_grad(params), repeats=3, cpu="process")
 
 
-def time_qml(device: str, m: int, batch: int) -> float:
-    """Best seconds of one DressedQNN training step with the PennyLane layer on ``device``."""
-    from qhybrid.devices import parse_device
+def time_qml(target: Target, m: int, batch: int) -> float:
+    """Best seconds of one DressedQNN training step with the PennyLane layer on ``target``."""
     from qhybrid.qml import DressedQNN
     from qhybrid.qml.reference import pennylane_layer
 
-    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, parse_device(device).name)), batch), repeats=2,
-                 cpu="process")
+    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, target.name)), batch), repeats=2, cpu="process")
 
 
-def time_sizes(device: str, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
-    """Best seconds of one iteration at each size (run by :func:`probe` in a fresh interpreter)."""
+def time_sizes(target: dict, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
+    """Best seconds of one iteration at each size (run by :func:`probe` in a fresh interpreter;
+    ``target``: the :meth:`~qhybrid.devices.Target.record` of the device, rebuilt unparsed)."""
+    device = Target.from_record(target)
     if workload == "qaoa":
         return [time_qaoa(device, m, e, layers) for m, e in zip(sizes, edges)]
     return [time_qml(device, m, batch) for m in sizes]
 
 
-def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 4,
+def probe(target: Target | str, workload: str, *, n: int, edges: int = 0, layers: int = 2, batch: int = 4,
           measure: bool = True) -> Probe:
-    """Fit (or read from the cache) the probe of ``device`` for a workload of ``n`` qubits.
+    """Fit (or read from the cache) the probe of a device for a workload of ``n`` qubits.
 
-    ``measure=False``: nothing is run; a probe not cached is :data:`NOMINAL_PROBE` (``sizes`` empty).
+    Args:
+        target: the resolved device (a device string is resolved here, once).
+        measure: False: nothing is run; a probe not cached is :data:`NOMINAL_PROBE` (``sizes`` empty).
 
     Raises:
         DeviceError: the device cannot be built here.
     """
+    target = resolve(target)
+    device = str(target)
     top = max(6, min(n, PROBE_MAX[workload]))
     sizes = (top - 4, top - 2, top)
     density = tuple(round(edges * m / max(1, n)) for m in sizes)
@@ -131,7 +136,7 @@ def probe(device: str, workload: str, *, n: int, edges: int = 0, layers: int = 2
                      d["per_gate_s"], d["per_unit_s"])
     if not measure:
         return Probe(device, workload, (), (), *NOMINAL_PROBE[workload])
-    times = tuple(isolated("probe.time_sizes", device, workload, list(sizes), list(density), layers, batch))
+    times = tuple(isolated("probe.time_sizes", target.record(), workload, list(sizes), list(density), layers, batch))
     overhead, per_gate, per_unit = fit(sizes, times, workload=workload, n=n, edges=edges, layers=layers)
     result = Probe(device, workload, sizes, times, overhead, per_gate, per_unit)
     store(key, {"device": device, "workload": workload, "sizes": list(sizes), "seconds": list(times),

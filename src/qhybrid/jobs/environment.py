@@ -17,6 +17,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from qhybrid.devices import torch_gpus
 from qhybrid.jobs.script import write_atomic
 
 FILE = "environment.json"
@@ -55,13 +56,7 @@ def gpus(*, probe_torch: bool = False) -> list[str]:
             return found
     except (OSError, subprocess.SubprocessError):
         pass
-    if probe_torch and _version("torch") and "+cpu" not in (_version("torch") or ""):
-        import torch
-
-        if torch.cuda.is_available():
-            return [f"{torch.cuda.get_device_name(i)} (CUDA {torch.version.cuda})"
-                    for i in range(torch.cuda.device_count())]
-    return []
+    return torch_gpus() if probe_torch else []
 
 
 def git_commit(path: str | os.PathLike | None) -> str | None:

@@ -194,30 +194,8 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None, sto
     building = folder.parent / f".{env_key}.{os.getpid()}.{time.monotonic_ns()}"
     log(f"qhybrid: building environment {folder} for: {', '.join(requirements)}")
     try:
-        in_venv = sys.prefix != sys.base_prefix
-        layer = [] if in_venv else ["--system-site-packages"]  # a venv caller is layered by a .pth instead
-        subprocess.run(
-            [sys.executable, "-m", "venv", "--without-pip", *layer, str(building)],
-            capture_output=True, text=True, check=True, timeout=300,
-        )
-        os.chmod(building, contract.DIR_MODE)
-        if in_venv:  # the caller's own site folders (and their .pth files: editable installs) after ours
-            lines = [f"import site; site.addsitedir({d!r})" for d in _parent_site_dirs()]
-            target = _site_packages(python_of(building))
-            contract.write_atomic(target / "_qhybrid_parent.pth", "\n".join(lines) + "\n")
-        lines = list(requirements)
-        if constraints:
-            contract.write_atomic(building / "constraints.txt", "\n".join(constraints) + "\n")
-            lines.insert(0, f"-c {building / 'constraints.txt'}")
-        contract.write_atomic(building / REQUIREMENTS, "\n".join(lines) + "\n")
-        code, output = _pip(
-            [str(python_of(building)), "-m", "pip", "install", "--disable-pip-version-check",
-             "--no-input", "-r", str(building / REQUIREMENTS)], stop=stop, watch=watch,
-        )
-        for line in output.splitlines()[-20:]:
-            log(line)
-        if code != 0:
-            raise EnvironmentBuildError(f"pip install failed: {_tail(output)}")
+        _make_venv(building)
+        _install(building, requirements, constraints, log=log, stop=stop, watch=watch)
         contract.write_atomic(building / _READY, env_key)
         try:
             os.rename(building, folder)  # atomic publication; another job may have won the race
@@ -234,6 +212,49 @@ def ensure(requirements: list[str], *, env_key: str | None = None, log=None, sto
     _fix_relocated(folder, building)
     log(f"qhybrid: environment ready: {folder}")
     return python
+
+
+def _make_venv(building: Path) -> None:
+    """A private venv without pip at ``building`` that sees the caller's packages after its own: the
+    system site packages, or, for a caller in a venv, a ``.pth`` naming that venv's site folders.
+
+    Raises:
+        subprocess.CalledProcessError, subprocess.TimeoutExpired: ``python -m venv`` failed or hung.
+    """
+    in_venv = sys.prefix != sys.base_prefix
+    layer = [] if in_venv else ["--system-site-packages"]  # a venv caller is layered by a .pth instead
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", *layer, str(building)],
+        capture_output=True, text=True, check=True, timeout=300,
+    )
+    os.chmod(building, contract.DIR_MODE)
+    if in_venv:  # the caller's own site folders (and their .pth files: editable installs) after ours
+        lines = [f"import site; site.addsitedir({d!r})" for d in _parent_site_dirs()]
+        target = _site_packages(python_of(building))
+        contract.write_atomic(target / "_qhybrid_parent.pth", "\n".join(lines) + "\n")
+
+
+def _install(building: Path, requirements: list[str], constraints: list[str] | None, *, log, stop, watch) -> None:
+    """pip-install ``requirements`` (under ``constraints``) into the venv at ``building``; pip's last
+    20 lines go to ``log``.
+
+    Raises:
+        EnvironmentBuildError: pip failed (its message); EnvironmentStopped: ``stop`` asked to stop.
+        subprocess.TimeoutExpired: pip ran past its limit.
+    """
+    lines = list(requirements)
+    if constraints:
+        contract.write_atomic(building / "constraints.txt", "\n".join(constraints) + "\n")
+        lines.insert(0, f"-c {building / 'constraints.txt'}")
+    contract.write_atomic(building / REQUIREMENTS, "\n".join(lines) + "\n")
+    code, output = _pip(
+        [str(python_of(building)), "-m", "pip", "install", "--disable-pip-version-check",
+         "--no-input", "-r", str(building / REQUIREMENTS)], stop=stop, watch=watch,
+    )
+    for line in output.splitlines()[-20:]:
+        log(line)
+    if code != 0:
+        raise EnvironmentBuildError(f"pip install failed: {_tail(output)}")
 
 
 def _fix_relocated(folder: Path, old: Path) -> None:

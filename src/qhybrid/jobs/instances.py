@@ -20,7 +20,6 @@ import csv
 import io
 import math
 import os
-import re
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -242,46 +241,6 @@ def local_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
-
-
-NVIDIA_DRIVER = Path("/proc/driver/nvidia")  # the driver's view: one folder per GPU under gpus/
-DEVICE_FILES = Path("/dev")  # /dev/nvidia0, /dev/nvidia1, ...
-
-
-def local_gpus() -> int:
-    """Return the number of local NVIDIA GPUs the driver reports (and CUDA_VISIBLE_DEVICES leaves
-    visible), without importing torch: a look at ``NVIDIA_DRIVER`` / ``DEVICE_FILES``."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    proc = NVIDIA_DRIVER / "gpus"
-    if proc.is_dir():
-        found = len(list(proc.iterdir()))
-    else:  # containers may lack /proc/driver/nvidia but still have the device files
-        found = len([p for p in DEVICE_FILES.glob("nvidia*") if re.fullmatch(r"nvidia\d+", p.name)])
-    if visible is not None:
-        ids = [v for v in re.split(r"[,\s]+", visible) if v and v != "-1"]
-        return min(found, len(ids)) if found else 0
-    return found
-
-
-def torch_build() -> str | None:
-    """The installed torch's version (``2.13.0+cpu``, ``2.13.0+cu128``) from its metadata, None
-    without torch; torch is not imported."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def cuda_expected() -> bool:
-    """Whether CUDA should be there, without importing torch (a second or more): the NVIDIA driver
-    reports a visible GPU (:func:`local_gpus`) and torch is not a CPU-only wheel. A job on a GPU
-    device asks torch itself (``devices.cuda_available``) and fails in one line when torch disagrees."""
-    if local_gpus() == 0:
-        return False
-    version = torch_build()
-    return version is not None and "+cpu" not in version
 
 
 def threads_for(instance: Instance, processes: int = 1, count: int = 1) -> int:

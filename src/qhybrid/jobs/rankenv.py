@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 
+from qhybrid.devices import local_gpus
 from qhybrid.jobs import contract, instances, store
 from qhybrid.jobs.spec import JobSpec
 
@@ -32,7 +33,7 @@ def job_env(spec: JobSpec, *, rank: int = 0, port: int | None = None, loopback: 
     env = {k: v for k, v in os.environ.items() if not k.startswith(contract.BRAKET_PREFIX) and k not in _INHERITED}
     world = spec.world_size
     threads = str(instances.threads_for(inst, world, spec.instance_count if spec.distribution else 1))
-    gpus = min(inst.gpus, instances.local_gpus())
+    gpus = min(inst.gpus, local_gpus())
     env.update({
         contract.DEVICE_ENV: spec.device,
         contract.HP_FILE_ENV: str(folder / contract.HP_FILE),

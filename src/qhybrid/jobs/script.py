@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qhybrid.devices import resolve
+from qhybrid.devices import cuda_available, cuda_device_count, resolve
 from qhybrid.errors import DeviceError
 from qhybrid.jobs import contract
 from qhybrid.jobs.contract import (  # noqa: F401  (re-exported: the codec's old home)
@@ -257,9 +257,9 @@ def distributed() -> dict[str, int]:
     threads = os.environ.get(TORCH_THREADS_ENV)
     if threads:
         torch.set_num_threads(max(1, int(threads)))
-    use_cuda = torch.cuda.is_available() and device_needs_gpu()
-    if use_cuda:
-        torch.cuda.set_device(info["local_rank"] % max(1, torch.cuda.device_count()))
+    gpu = rank_gpu(info["local_rank"])
+    if gpu is not None:
+        torch.cuda.set_device(gpu)
     if info["world_size"] > 1:
         import torch.distributed as dist
 
@@ -267,9 +267,17 @@ def distributed() -> dict[str, int]:
             os.environ.setdefault("MASTER_ADDR", contract.LOOPBACK)
             os.environ.setdefault("MASTER_PORT", "29500")
             dist.init_process_group(
-                backend="nccl" if use_cuda else "gloo", rank=info["rank"], world_size=info["world_size"]
+                backend="nccl" if gpu is not None else "gloo", rank=info["rank"], world_size=info["world_size"]
             )
     return info
+
+
+def rank_gpu(local_rank: int) -> int | None:
+    """The CUDA device a data-parallel rank runs on: its local rank modulo the GPUs torch sees, when
+    the job's device needs a GPU and there is CUDA (``devices``); None otherwise (CPU tensors, gloo)."""
+    if not cuda_available() or not device_needs_gpu():
+        return None
+    return local_rank % max(1, cuda_device_count())
 
 
 def device_needs_gpu() -> bool:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from qhybrid.devices import Target, resolve
+from qhybrid.devices import Target, local_gpus, resolve
 from qhybrid.errors import InstanceError, SpecError
 from qhybrid.jobs import contract, environments, instances
 from qhybrid.jobs.channels import COPY_IGNORE, check_room, measure
@@ -245,24 +245,11 @@ def _frozen_instance(inst: instances.Instance) -> dict:
 
 
 def build_spec(
-    *,
-    device: str,
-    source_module,
-    entry_point: str | None = None,
-    job_name: str | None = None,
-    hyperparameters: dict | None = None,
-    input_data=None,
-    instance_config: InstanceConfig | None = None,
-    copy_checkpoints_from_job: str | None = None,
-    distribution: str | None = None,
-    max_runtime: float | None = None,
-    max_cost: float | None = None,
-    backend: str = "local",
-    processes_per_instance: int | None = None,
-    in_process: bool = False,
-    extra: dict | None = None,
-    address: str | None = None,
-    tags: dict | None = None,
+    *, device: str, source_module, entry_point: str | None = None, job_name: str | None = None,
+    hyperparameters: dict | None = None, input_data=None, instance_config: InstanceConfig | None = None,
+    copy_checkpoints_from_job: str | None = None, distribution: str | None = None, max_runtime: float | None = None,
+    max_cost: float | None = None, backend: str = "local", processes_per_instance: int | None = None,
+    in_process: bool = False, extra: dict | None = None, address: str | None = None, tags: dict | None = None,
 ) -> JobSpec:
     """Validate every argument of ``Job.create`` and return a JobSpec (no side effects).
 
@@ -288,9 +275,7 @@ def build_spec(
     if distribution == "data_parallel":
         hp = {**hp, "sagemaker_distributed_dataparallel_enabled": "true", "sagemaker_instance_type": ic.instanceType}
     name = check_name(job_name) if job_name is not None else generate_name(source)
-    total = measure(source, what="source_module", ignore=COPY_IGNORE)
-    total += sum(measure(Path(path), what=f"input channel {channel!r}") for channel, path in channels.items())
-    check_room(total)
+    _check_room_for(source, channels)
     spec = JobSpec(
         name=name,
         device=dev,
@@ -314,6 +299,13 @@ def build_spec(
         device_target=target.record() if target is not None else {},
     )
     return spec
+
+
+def _check_room_for(source: Path, channels: dict[str, str]) -> None:
+    """The source and the input channels fit in the job store, as copies (``channels.check_room``)."""
+    total = measure(source, what="source_module", ignore=COPY_IGNORE)
+    total += sum(measure(Path(path), what=f"input channel {channel!r}") for channel, path in channels.items())
+    check_room(total)
 
 
 def _check_source(source_module) -> Path:
@@ -367,7 +359,7 @@ def _processes(processes_per_instance, *, distribution: str | None, inst: instan
     """Processes per instance: as given (data-parallel only), else one per local GPU of the type, else 1."""
     ppi = _positive("processes_per_instance", processes_per_instance, int)
     if ppi is None:
-        ppi = min(inst.gpus, instances.local_gpus()) if (distribution and inst.gpus) else 1
+        ppi = min(inst.gpus, local_gpus()) if (distribution and inst.gpus) else 1
         ppi = max(1, ppi)
     if distribution is None and processes_per_instance not in (None, 1):
         raise SpecError("processes_per_instance needs distribution='data_parallel'")

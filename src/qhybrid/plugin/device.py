@@ -376,11 +376,6 @@ class QhybridGPU(QhybridCPU):
     _torch_device = "cuda"
 
     def _check_backend(self):
-        import torch
+        from ..devices import require_cuda
 
-        if not torch.cuda.is_available():
-            raise DeviceError(
-                "qhybrid.gpu needs a CUDA GPU, but torch.cuda.is_available() is False "
-                f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}); "
-                "use qhybrid.cpu, or install a CUDA build of torch on a machine with a GPU"
-            )
+        require_cuda("qhybrid.gpu", "qhybrid.cpu, or install a CUDA build of torch on a machine with a GPU")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qhybrid.devices import require_cuda
 from qhybrid.errors import DeviceError, OperationError
 from qhybrid.qaoa import memory
 from qhybrid.qaoa.problem import CostDiagonal, bitstring, cost_diagonal
@@ -93,10 +94,7 @@ class QAOA:
         dtype = _dtype_name(dtype)
         where = _device_type(device)
         if where == "cuda":
-            import torch
-
-            if not torch.cuda.is_available():
-                raise DeviceError(f"device {device} requested but CUDA is not available; use 'cpu'")
+            require_cuda(f"device {device}", "'cpu'")
         self.kernels = _kernel_set(backend, where, device)
         self.dtype, self.device, self.backend, self.problem = dtype, device, self.kernels.name, problem
         n = n_nodes if n_nodes is not None else (graph.n_nodes if hasattr(graph, "n_nodes") else None)

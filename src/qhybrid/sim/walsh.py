@@ -8,7 +8,8 @@ of rows between a state and a small buffer. The QAOA mixer sweep
 (:mod:`qhybrid.qaoa.numba_kernels`) is built from these; :func:`wht_block` / :func:`wht_range`
 call the entry from Python. They trust their inputs.
 
-A kernel calls the entry by address (an int64 argument): a kernel that linked the butterflies
+A kernel calls the entry by address (an int64 argument; ``pointer`` / ``call_at`` of
+:mod:`qhybrid.sim.address`): a kernel that linked the butterflies
 would have numba optimise and emit them once more inside it, seconds of its first compilation
 each. For the same reason the entry's body is the only function that links the stride chains
 (``_any8``, ``_any4``, ``_any2``, each compiled once): the range and block logic around them is
@@ -19,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import HAVE_NUMBA, njit
+from .address import call_at, pointer  # noqa: F401 - how a kernel calls butterflies' entry
+from .jit import njit
 
 try:
     from numba import carray
@@ -308,41 +310,6 @@ def tile_out(src, dst, rows, bs, c0, w):
         d = np.uint64(2 * (r * bs + c0))
         for c in range(w2):
             dst[d + c] = src[s + c]
-
-
-def _intrinsics():
-    """``pointer(a)``: the address of ``a``'s first element, typed (``float64*`` for a float64
-    array); ``call_at(address, p, start, size, h0, hmax)``: a call of the C function at
-    ``address`` (an int64, e.g. :func:`butterflies`' address) with those arguments."""
-    from llvmlite import ir
-    from numba.core import types
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def pointer(typingctx, arr):
-        sig = types.CPointer(arr.dtype)(arr)
-
-        def codegen(context, builder, signature, args):
-            return context.make_array(signature.args[0])(context, builder, args[0]).data
-
-        return sig, codegen
-
-    @intrinsic
-    def call_at(typingctx, address, p, start, size, h0, hmax):
-        sig = types.void(address, p, start, size, h0, hmax)
-
-        def codegen(context, builder, signature, args):
-            fnty = ir.FunctionType(ir.VoidType(), [context.get_value_type(t) for t in signature.args[1:]])
-            builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return pointer, call_at
-
-
-if HAVE_NUMBA:
-    pointer, call_at = _intrinsics()
 
 
 _ENTRIES: dict = {}

@@ -5,7 +5,7 @@ the run (calibrating this machine once if needed) and refuses a job whose predic
 the budget unless ``force``; without one it predicts with the cached calibration, or, when there
 is none, with this CPU's nominal figures (nothing measured: a submission never waits for a
 calibration it did not ask for). The estimate reads the spec, its Target and the workload's
-parsed settings (``workloads.table``), never keywords rebuilt from the spec.
+parsed settings (``workloads.table.settings_of``), never keywords rebuilt from the spec.
 """
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def predict(spec: JobSpec, target: Target | None, *, calibration=None, instances
     Raises:
         SpecError: a workload's hyperparameters that do not parse; ``gpu`` and ``cpu`` together.
     """
-    workload = table.find(spec.source, spec.entry_point)
-    settings = workload.parse_settings(spec.hyperparameters) if workload is not None else None
-    return estimate_spec(spec, target=target, workload=workload.name if workload else None, settings=settings,
-                         calibration=calibration, instances=instances, gpu=gpu, cpu=cpu, local=local)
+    workload, settings = table.settings_of(spec)
+    return estimate_spec(spec, target=target, workload=workload, settings=settings,
+                         processes_per_instance=spec.processes_per_instance, calibration=calibration,
+                         instances=instances, gpu=gpu, cpu=cpu, local=local)
 
 
 def check(spec: JobSpec, target: Target | None, *, force: bool = False) -> Estimate | None:

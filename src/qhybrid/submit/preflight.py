@@ -7,9 +7,8 @@ a job that can only fail once launched.
 """
 from __future__ import annotations
 
-from qhybrid.devices import Target
+from qhybrid.devices import Target, cuda_expected
 from qhybrid.errors import DeviceError
-from qhybrid.jobs.instances import cuda_expected
 from qhybrid.workloads import table
 
 

@@ -40,8 +40,8 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass
 
-from qhybrid.devices import Target, cuda_available, resolve
-from qhybrid.errors import DeviceError, SpecError
+from qhybrid.devices import Target, require_cuda, resolve
+from qhybrid.errors import SpecError
 from qhybrid.workloads.qaoa_graph import load_graph, networkx_graph, read_graph  # noqa: F401  (read_graph: pre-flight's)
 
 # numpy and the optimizer load where they are used: the CLI reads the settings below without them
@@ -145,8 +145,8 @@ class _Fast:
     def __init__(self, graph, settings: Settings, target: Target):
         from qhybrid.qaoa import QAOA
 
-        if target.needs_gpu and not cuda_available():
-            raise DeviceError(f"device {target} needs CUDA, which is not available; use local:qhybrid/qhybrid.cpu")
+        if target.needs_gpu:
+            require_cuda(f"device {target}", "local:qhybrid/qhybrid.cpu")
         self.q = QAOA(graph, problem=settings.problem, dtype=settings.dtype, device=target.torch_device,
                       backend=target.kernel_set())
         self.diagonal = self.q.diagonal

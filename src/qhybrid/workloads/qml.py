@@ -49,7 +49,7 @@ from pathlib import Path
 # loads the OpenMP runtime, which reads it once
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from qhybrid.errors import DeviceError
+from qhybrid.devices import Target, resolve, torch_device
 from qhybrid.workloads.qml_checkpoint import plain, unplain  # noqa: F401 - the checkpoint's format
 from qhybrid.workloads.qml_settings import (  # noqa: F401 - the job's settings and checks
     DEFAULTS, DTYPE_NAMES, Settings, check_world, memory_share, parse_settings, preflight, split)
@@ -72,31 +72,31 @@ def find_data(folder: Path | None) -> Path | None:
     return csvs[0] if csvs else None
 
 
-def build_model(settings: Settings, device_string: str):
-    """The DressedQNN for a device string, and the torch device it lives on."""
+def build_model(settings: Settings, target: Target | str):
+    """The DressedQNN for a device (a device string is resolved here, once), and the torch device it
+    lives on.
+
+    Raises:
+        DeviceError: a bad device string, or qhybrid.gpu without CUDA.
+    """
     import torch
 
-    from qhybrid.devices import parse_device, resolve
     from qhybrid.qml import DressedQNN, QuantumLayer
 
-    spec = parse_device(device_string)
+    target = resolve(target)
     dtype = getattr(torch, settings.dtype)
     torch.manual_seed(settings.seed)  # the linear layers: identical on every rank
-    if spec.provider == "qhybrid":
-        use_cuda = spec.name == "qhybrid.gpu"
-        if use_cuda and not torch.cuda.is_available():
-            raise DeviceError(f"device {device_string!r} needs CUDA, which torch does not see; "
-                              "use local:qhybrid/qhybrid.cpu")
-        where = torch.device("cuda", torch.cuda.current_device()) if use_cuda else torch.device("cpu")
+    if target.provider == "qhybrid":
+        where = torch_device(target)
         gen = torch.Generator().manual_seed(settings.seed)
-        kernels = resolve(device_string).kernel_set()  # chosen once, with the device
+        kernels = target.kernel_set()  # chosen once, with the device
         qlayer = QuantumLayer(settings.nwires, dtype=dtype, device=where, generator=gen, kernel=kernels,
                               max_batch_states=settings.max_batch_states or None, memory_share=memory_share())
         return DressedQNN(settings.nwires, dtype=dtype, device=where, qlayer=qlayer), where
     from qhybrid.qml.reference import pennylane_layer
 
     real = torch.float64 if settings.dtype == "complex128" else torch.float32
-    layer = pennylane_layer(settings.nwires, spec.name, dtype=real)
+    layer = pennylane_layer(settings.nwires, target.name, dtype=real)
     gen = torch.Generator().manual_seed(settings.seed)  # same initial weights as QuantumLayer
     with torch.no_grad():
         for name in ("w_layer1", "w_layer2"):
@@ -195,57 +195,33 @@ def train(settings: Settings, *, device_string: str, data_path=None) -> dict:
     On ``qhybrid.cpu`` with an empty kernel cache, a child process compiles the layer's kernels
     first thing (``numba_load.compile_ahead``), while this process imports torch and loads the
     data; the first batch then waits for each kernel only as long as it is still compiling."""
-    from qhybrid.devices import resolve
     from qhybrid.workloads import numba_load
 
-    if resolve(device_string).kernels == "numba":
+    target = resolve(device_string)
+    if target.kernels == "numba":
         numba_load.compile_ahead(settings.dtype, workload="qml")
     try:
-        return _train(settings, device_string=device_string, data_path=data_path)
+        return _train(settings, device_string=device_string, target=target, data_path=data_path)
     finally:
         numba_load.end_children()
 
 
-def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
+def _train(settings: Settings, *, device_string: str, target: Target, data_path=None) -> dict:
     import torch
     import torch.distributed as dist
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
     from qhybrid import jobs
-    from qhybrid.qml import load_sonar
-    from qhybrid.qml.data import sample
 
     info = jobs.distributed()
     world, rank = info["world_size"], info["rank"]
     set_threads(device_string)
-    X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
-    train_idx, val_idx = split(y, settings.val_fraction, seed=settings.seed)
-    local_batch = check_world(settings, world, len(train_idx))
-    X_val, y_val = X[val_idx], y[val_idx]
-    X, y = X[train_idx], y[train_idx]
-    model, where = build_model(settings, device_string)
-    ddp = None
-    if world > 1:
-        from torch.nn.parallel import DistributedDataParallel
-
-        ddp = DistributedDataParallel(model, device_ids=[where.index] if where.type == "cuda" else None)
-    net = ddp or model
+    X, y, X_val, y_val, local_batch = _samples(settings, world, data_path)
+    model, where = build_model(settings, target)
+    net = _data_parallel(model, where) if world > 1 else model
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=settings.gamma)
-    history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": [], "epoch_seconds": []}
-    start_epoch = 1
-    state = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
-    if state is not None:
-        state = unplain(state["state"])
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        history = {**history, **state["history"]}
-        start_epoch = state["epoch"] + 1
-        if rank == 0:
-            tail = "" if os.environ.get("AMZN_BRAKET_CHECKPOINT_DIR") else " (standalone run; delete the folder to start over)"
-            print(f"qhybrid: resuming after epoch {state['epoch']} from the checkpoint in {jobs.checkpoint_dir()}{tail}",
-                  flush=True)
+    history, start_epoch = _resume(model, optimizer, scheduler, rank)
     dataset = TensorDataset(X, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=settings.seed)
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
@@ -258,40 +234,98 @@ def _train(settings: Settings, *, device_string: str, data_path=None) -> dict:
         if world > 1:
             dist.all_reduce(sums)
         val_loss, val_acc = evaluate(model, X_val, y_val, where)
-        seconds = time.perf_counter() - began
-        history["loss"].append(float(sums[0] / sums[2]))
-        history["accuracy"].append(float(sums[1] / sums[2]))
-        history["val_loss"].append(val_loss)
-        history["val_accuracy"].append(val_acc)
-        history["epoch_seconds"].append(seconds)
+        _add_epoch(history, sums, val_loss, val_acc, time.perf_counter() - began)
         if rank == 0:
-            stamp = time.time()  # one timestamp: the epoch's metrics land in one row
-            for key, value in (("Loss", history["loss"][-1]), ("train_accuracy", history["accuracy"][-1]),
-                               ("val_loss", val_loss), ("val_accuracy", val_acc), ("epoch_seconds", seconds)):
-                jobs.log_metric(key, value, timestamp=stamp, iteration_number=epoch)
-            jobs.save_job_checkpoint(
-                {"state": plain({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                 "scheduler": scheduler.state_dict(), "epoch": epoch, "history": history})},
-                checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+            _log_epoch(epoch, history, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                        "scheduler": scheduler.state_dict()})
         if rank == settings.fail_rank:
             raise RuntimeError(f"fault injected on rank {rank} after epoch {epoch} (fail_rank={rank})")
-    last = (lambda key: history[key][-1] if history.get(key) else None)
     chunks = {"train": max(train_chunks, default=None), "eval": getattr(model.qlayer, "last_chunk", None)}
-    accuracy_ = last("val_accuracy") if val_idx else last("accuracy")
-    result = {"summary": _summary(accuracy_, len(val_idx), len(train_idx), y_val),
-              "accuracy": accuracy_, "val_accuracy": last("val_accuracy"), "val_loss": last("val_loss"),
-              "train_accuracy": last("accuracy"), "loss": last("loss"),
-              "losses": history["loss"], "val_accuracies": history.get("val_accuracy", []),
-              "epoch_seconds": history["epoch_seconds"], "n_train": len(train_idx), "n_val": len(val_idx),
-              "world_size": world, "device": device_string, "nwires": settings.nwires,
-              "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs,
-              "engine_chunk": chunks}
+    result = _result(settings, history, n_train=len(y), y_val=y_val, world=world, device_string=device_string,
+                     chunks=chunks)
     if rank == 0:
         torch.save(model.state_dict(), jobs.results_dir() / "model.pt")
         jobs.save_job_result(result)
     if world > 1:
         dist.barrier()
     return result
+
+
+def _samples(settings: Settings, world: int, data_path):
+    """``(X, y, X_val, y_val, local_batch)``: the job's samples, split into training and held-out ones
+    (the same split on every rank), and a rank's share of a global batch."""
+    from qhybrid.qml import load_sonar
+    from qhybrid.qml.data import sample
+
+    X, y = sample(*load_sonar(data_path), settings.ndata, seed=settings.seed)
+    train_idx, val_idx = split(y, settings.val_fraction, seed=settings.seed)
+    local_batch = check_world(settings, world, len(train_idx))
+    return X[train_idx], y[train_idx], X[val_idx], y[val_idx], local_batch
+
+
+def _data_parallel(model, where):
+    """``model`` wrapped in DistributedDataParallel (on this rank's GPU when it has one)."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel(model, device_ids=[where.index] if where.type == "cuda" else None)
+
+
+def _resume(model, optimizer, scheduler, rank: int) -> tuple[dict, int]:
+    """``(history, first epoch)``: empty and 1, or restored from the job's latest checkpoint (the model,
+    optimizer and scheduler loaded in place; rank 0 says so)."""
+    from qhybrid import jobs
+
+    history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": [], "epoch_seconds": []}
+    state = jobs.latest_checkpoint(CHECKPOINT_SUFFIX)
+    if state is None:
+        return history, 1
+    state = unplain(state["state"])
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    if rank == 0:
+        tail = "" if os.environ.get("AMZN_BRAKET_CHECKPOINT_DIR") else " (standalone run; delete the folder to start over)"
+        print(f"qhybrid: resuming after epoch {state['epoch']} from the checkpoint in {jobs.checkpoint_dir()}{tail}",
+              flush=True)
+    return {**history, **state["history"]}, state["epoch"] + 1
+
+
+def _add_epoch(history: dict, sums, val_loss, val_acc, seconds: float) -> None:
+    """Append an epoch's figures to ``history`` (``sums``: :func:`train_epoch`'s, all ranks')."""
+    history["loss"].append(float(sums[0] / sums[2]))
+    history["accuracy"].append(float(sums[1] / sums[2]))
+    history["val_loss"].append(val_loss)
+    history["val_accuracy"].append(val_acc)
+    history["epoch_seconds"].append(seconds)
+
+
+def _log_epoch(epoch: int, history: dict, states: dict) -> None:
+    """Rank 0 after an epoch: its metrics (one timestamp: they land in one row) and the checkpoint
+    (``states``: the model's, optimizer's and scheduler's state dicts)."""
+    from qhybrid import jobs
+
+    stamp = time.time()
+    for key, name in (("Loss", "loss"), ("train_accuracy", "accuracy"), ("val_loss", "val_loss"),
+                      ("val_accuracy", "val_accuracy"), ("epoch_seconds", "epoch_seconds")):
+        jobs.log_metric(key, history[name][-1], timestamp=stamp, iteration_number=epoch)
+    jobs.save_job_checkpoint({"state": plain({**states, "epoch": epoch, "history": history})},
+                             checkpoint_file_suffix=CHECKPOINT_SUFFIX)
+
+
+def _result(settings: Settings, history: dict, *, n_train: int, y_val, world: int, device_string: str,
+            chunks: dict) -> dict:
+    """The job's result: the last epoch's figures, the histories, the sizes and the summary in words."""
+    last = (lambda key: history[key][-1] if history.get(key) else None)
+    n_val = len(y_val)
+    accuracy_ = last("val_accuracy") if n_val else last("accuracy")
+    return {"summary": _summary(accuracy_, n_val, n_train, y_val),
+            "accuracy": accuracy_, "val_accuracy": last("val_accuracy"), "val_loss": last("val_loss"),
+            "train_accuracy": last("accuracy"), "loss": last("loss"),
+            "losses": history["loss"], "val_accuracies": history.get("val_accuracy", []),
+            "epoch_seconds": history["epoch_seconds"], "n_train": n_train, "n_val": n_val,
+            "world_size": world, "device": device_string, "nwires": settings.nwires,
+            "ndata": settings.ndata, "batch_size": settings.batch_size, "epochs": settings.epochs,
+            "engine_chunk": chunks}
 
 
 def main() -> dict:

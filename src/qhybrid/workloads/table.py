@@ -9,7 +9,7 @@ the device, the graph file, whether the state vectors fit in memory, given the r
 Heavy imports (torch, pennylane, networkx) happen only inside the checks that need them: a
 QAOA job is checked without torch or numba (on a GPU device the job checks its fit in GPU
 memory itself, unless torch is loaded here anyway); whether CUDA is there is the driver's
-answer (``instances.cuda_expected``), not torch's.
+answer (``devices.cuda_expected``), not torch's.
 """
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from qhybrid.devices import Target
+from qhybrid.devices import Target, cuda_expected
 from qhybrid.errors import DeviceError, SpecError
-from qhybrid.jobs.instances import cuda_expected
 from qhybrid.workloads import qaoa, qml
 
 # diff methods every device supports (computed from circuit executions alone)
@@ -116,3 +115,16 @@ def find(source, entry_point: str | None = None) -> Workload | None:
         if src == workload.path and entry_point in (None, workload.name):
             return workload
     return None
+
+
+def settings_of(spec) -> tuple[str | None, Any]:
+    """``(workload name, parsed settings)`` of a job spec (its ``source``, ``entry_point`` and
+    ``hyperparameters``) that runs a built-in workload, else ``(None, None)``: a script.
+
+    Raises:
+        SpecError: the workload's hyperparameters do not parse.
+    """
+    workload = find(spec.source, spec.entry_point)
+    if workload is None:
+        return None, None
+    return workload.name, workload.parse_settings(spec.hyperparameters)

@@ -9,7 +9,7 @@ stay on the torch reference. States are the interface's complex tensors, read in
 floats (no planar copy). The set takes CUDA tensors, and CPU tensors under Triton's interpreter
 (``TRITON_INTERPRET=1`` before the first import: tests only). Importing this module imports
 Triton: without it :func:`qhybrid.sim.kernels.get_kernel_set` reports the set unavailable, and
-:func:`qhybrid.sim.triton.triton_status` says why a GPU device runs the torch reference.
+:func:`qhybrid.devices.gpu_kernel_path` says why a GPU device runs the torch reference.
 """
 from __future__ import annotations
 

@@ -167,6 +167,15 @@ def start_local_cluster(*, num_cpus: int | None = None, num_gpus: int | None = N
         address=f"{LOOPBACK}:{gcs_port}", pid=proc.pid, start=procs.start_time(proc.pid),
         temp_dir=str(temp_dir), num_cpus=num_cpus, log=str(log), client_port=client_port,
     )
+    return _wait_for_head(proc, cluster, log, offset)
+
+
+def _wait_for_head(proc: subprocess.Popen, cluster: LocalCluster, log: Path, offset: int) -> LocalCluster:
+    """``cluster`` once its head answers and has logged its start (past ``offset`` in ``log``), recorded.
+
+    Raises:
+        ClusterError: the head exited (the log's last lines) or did not start within ``START_TIMEOUT_S``.
+    """
     def new_log() -> str:
         with open(log, "rb") as f:
             f.seek(offset)

@@ -12,11 +12,7 @@ import os
 import torch
 import torch.distributed as _dist
 
-from qhybrid.jobs.script import device_needs_gpu
-
-
-def _use_cuda() -> bool:
-    return torch.cuda.is_available() and device_needs_gpu()
+from qhybrid.jobs.script import rank_gpu
 
 
 def init_process_group(backend: str | None = None, **kwargs) -> None:
@@ -28,9 +24,10 @@ def init_process_group(backend: str | None = None, **kwargs) -> None:
     threads = os.environ.get("QHYBRID_TORCH_THREADS")
     if threads:
         torch.set_num_threads(max(1, int(threads)))
-    if _use_cuda():
-        torch.cuda.set_device(get_local_rank() % max(1, torch.cuda.device_count()))
-    chosen = "nccl" if _use_cuda() else "gloo"
+    gpu = rank_gpu(get_local_rank())
+    if gpu is not None:
+        torch.cuda.set_device(gpu)
+    chosen = "nccl" if gpu is not None else "gloo"
     if backend not in (None, "smddp"):
         chosen = backend
     kwargs.setdefault("rank", int(os.environ.get("RANK", "0")))
