@@ -41,7 +41,7 @@ class JobOutput:
             lines = [metrics.tag_rank(one, rank) for one in line.split("\n")]
             tagged, logged = "\n".join(lines), "\n".join(f"[rank {rank}] {one}" for one in lines)
         with self._lock:
-            if self._io_error is not None:
+            if self._io_error is not None or self._log.closed:  # a reader that outlived the job's end
                 return
             try:
                 self._rank_logs[rank].write(tagged + "\n")
@@ -63,9 +63,10 @@ class JobOutput:
             return self._io_error
 
     def _close(self) -> None:
-        for f in (*self._rank_logs.values(), self._metrics, self._log):
-            if f is not None and not f.closed:
-                try:
-                    f.close()
-                except OSError as err:  # a full disk: what was buffered is lost, the state is not
-                    self._io_error = self._io_error or err
+        with self._lock:  # never while a reader writes a block
+            for f in (*self._rank_logs.values(), self._metrics, self._log):
+                if f is not None and not f.closed:
+                    try:
+                        f.close()
+                    except OSError as err:  # a full disk: what was buffered is lost, the state is not
+                        self._io_error = self._io_error or err
