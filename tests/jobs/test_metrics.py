@@ -1,6 +1,11 @@
 """Metric lines and Braket-shaped metric columns."""
 from __future__ import annotations
 
+import json
+import time
+
+import pytest
+
 from qhybrid.jobs import metrics
 
 
@@ -50,3 +55,58 @@ def test_a_job_keeps_non_ascii_metric_names_whole(write_script):
     job = Job.create(CPU, script).wait(timeout=60)
     assert job.state() == "COMPLETED"
     assert job.metrics(metric_type="iteration_number")["λoss"] == [1.0, 0.5, 1 / 3]
+
+
+# Metric lines as scripts print them: log_metric's own, then every way a line can leave its shape.
+LOGGED = [
+    "Metrics - timestamp=1796192016.906411; loss=0.5; iteration_number=4;",
+    "Metrics - timestamp=1796192016.9; λoss=5e-06;",
+    "INFO Metrics - timestamp=1; val/acc=-0; iteration_number=0;",
+    "Metrics - timestamp=1.50; f1@0.5=1E5; iteration_number=12345678901234567;",
+    "Metrics - timestamp=2; big=1e400; iteration_number=3;",
+]
+ODD = [
+    "Metrics - timestamp=3; loss=nan; iteration_number=1;",
+    "Metrics - timestamp=3; loss=+1; iteration_number=1.;",
+    "Metrics - timestamp=3; timestamp=4;",
+    "Metrics - timestamp=3; iteration_number=4;",
+    "Metrics - timestamp=3; \x00=1;",
+    "Metrics - x=y Metrics - timestamp=1; a=2;",
+    "Metrics - timestamp=3; loss=1; ",
+    "Metrics - loss=1;",
+    "Metrics - nothing here",
+    "plain output, λ, 1=2;",
+    "",
+]
+
+
+def _rows(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("odd", [None, *ODD])
+def test_a_block_of_lines_makes_the_rows_of_its_lines_one_by_one(odd):
+    block = LOGGED * 3 + ([odd] if odd is not None else []) + LOGGED
+    before = time.time()
+    got = _rows(metrics.jsonl("\n".join(block), rank=2))
+    expect = [json.loads(metrics.to_json(row)) for row in (metrics.parse_line(line, rank=2, now=-1.0) for line in block)
+              if row is not None]
+    for mine, theirs in zip(got, expect):
+        if theirs["timestamp"] == -1.0:  # a line without a timestamp: the time it was read
+            assert before <= mine["timestamp"] <= time.time()
+            theirs["timestamp"] = mine["timestamp"]
+    assert got == expect
+
+
+def test_log_metric_lines_are_written_as_json_writes_their_rows():
+    block = "\n".join(LOGGED[:3] + ["between", LOGGED[0]])
+    expect = "".join(metrics.to_json(metrics.parse_line(line)) + "\n" for line in block.split("\n")
+                     if metrics.MARKER in line)
+    assert metrics.jsonl(block) == expect
+    assert metrics.jsonl("no metric here\nnor here") == ""
+
+
+def test_rows_without_a_timestamp_get_the_time_they_were_read():
+    before = time.time()
+    (row,) = _rows(metrics.jsonl("Metrics - loss=1;"))
+    assert before <= row["timestamp"] <= time.time() and row["loss"] == 1.0

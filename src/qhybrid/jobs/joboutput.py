@@ -29,20 +29,25 @@ class JobOutput:
                 self._io_error = self._io_error or err
 
     def on_line(self, rank: int, line: str) -> None:
-        """Record one line a process printed: its log, the job log, and metrics. A write that fails
-        (a full disk) is kept and ends the job (``_watch``); the line is dropped, never raised into
-        the backend's reader, which would stop reading and leave the script blocked on its pipe."""
-        tagged = metrics.tag_rank(line, rank) if self.spec.distribution else line
-        row = metrics.parse_line(line, rank=rank if self.spec.distribution else None)
+        """Record what a process printed, one line or a block of whole lines joined by ``\\n`` (the
+        local backend reads in chunks): its log, the job log, and metrics, each in one write. A
+        write that fails (a full disk) is kept and ends the job (``_watch``); the text is dropped,
+        never raised into the backend's reader, which would stop reading and leave the script
+        blocked on its pipe."""
+        distributed = self.spec.distribution
+        rows = metrics.jsonl(line, rank=rank if distributed else None)
+        tagged = logged = line
+        if distributed and rank:  # rank K > 0: its metric lines tagged, its job-log lines prefixed
+            lines = [metrics.tag_rank(one, rank) for one in line.split("\n")]
+            tagged, logged = "\n".join(lines), "\n".join(f"[rank {rank}] {one}" for one in lines)
         with self._lock:
-            if self._io_error is not None:
+            if self._io_error is not None or self._log.closed:  # a reader that outlived the job's end
                 return
             try:
                 self._rank_logs[rank].write(tagged + "\n")
-                prefix = f"[rank {rank}] " if self.spec.distribution and rank else ""
-                self._log.write(prefix + tagged + "\n")
-                if row is not None:
-                    self._metrics.write(metrics.to_json(row) + "\n")
+                self._log.write(logged + "\n")
+                if rows:
+                    self._metrics.write(rows)
             except OSError as err:
                 self._io_error = err
 
@@ -58,9 +63,10 @@ class JobOutput:
             return self._io_error
 
     def _close(self) -> None:
-        for f in (*self._rank_logs.values(), self._metrics, self._log):
-            if f is not None and not f.closed:
-                try:
-                    f.close()
-                except OSError as err:  # a full disk: what was buffered is lost, the state is not
-                    self._io_error = self._io_error or err
+        with self._lock:  # never while a reader writes a block
+            for f in (*self._rank_logs.values(), self._metrics, self._log):
+                if f is not None and not f.closed:
+                    try:
+                        f.close()
+                    except OSError as err:  # a full disk: what was buffered is lost, the state is not
+                        self._io_error = self._io_error or err

@@ -328,6 +328,7 @@ class Supervisor(JobOutput):
             if state == JobState.COMPLETED:
                 state, reason, tb = JobState.FAILED, f"collecting outputs failed: {err!r}", traceback.format_exc()
         left = self.end_tree()
+        self.backend.drain(timeout=1.0)  # what the ended processes printed last is recorded (cancel, limits)
         if self._dog:
             self._dog.close()
             self._dog = None

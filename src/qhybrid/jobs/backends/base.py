@@ -57,7 +57,8 @@ class Backend:
 
     # -- running ------------------------------------------------------------------------------------
     def launch(self, processes, on_line) -> None:
-        """Start every ProcessSpec; call ``on_line(rank, line)`` for each line it prints."""
+        """Start every ProcessSpec; call ``on_line(rank, text)`` with what each prints: one line, or
+        a block of whole lines joined by ``\\n`` (no trailing newline)."""
         raise NotImplementedError
 
     def poll(self) -> dict[int, int | None]:

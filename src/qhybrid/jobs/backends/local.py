@@ -5,6 +5,7 @@ process groups are recorded so that anyone can end them later.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -13,6 +14,9 @@ import time
 
 from qhybrid.jobs import instances, procs
 from qhybrid.jobs.backends.base import Backend as BaseBackend
+from qhybrid.jobs.lines import read_lines
+
+PIPE_BYTES = 1 << 20
 
 
 def _child_setup() -> None:  # runs in the child between fork and exec
@@ -20,8 +24,18 @@ def _child_setup() -> None:  # runs in the child between fork and exec
     procs.die_with_parent()
 
 
+def _widen(fd: int) -> None:
+    """Give the pipe 1 MiB (Linux's default limit for anyone) so that a script printing fast never
+    waits while its reader works; the default 64 KiB where that is refused."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (AttributeError, OSError):  # not Linux, or a lower limit set for this user
+        pass
+
+
 class Backend(BaseBackend):
-    """Subprocesses with merged stdout/stderr read line by line by one thread each."""
+    """Subprocesses with merged stdout/stderr, each read in chunks by one thread (``lines.read_lines``)
+    that hands ``on_line`` blocks of whole lines joined by newlines."""
 
     local = True
 
@@ -47,14 +61,14 @@ class Backend(BaseBackend):
                 close_fds=True,
             )
             self._procs[spec.rank] = proc
+            _widen(proc.stdout.fileno())
             reader = threading.Thread(target=self._read, args=(spec.rank, proc, on_line), daemon=True)
             reader.start()
             self._readers.append(reader)
 
     @staticmethod
     def _read(rank, proc, on_line) -> None:
-        for raw in iter(proc.stdout.readline, b""):
-            on_line(rank, raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+        read_lines(proc.stdout.fileno(), lambda text: on_line(rank, text))
         proc.stdout.close()
 
     def poll(self) -> dict[int, int | None]:
