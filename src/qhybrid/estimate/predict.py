@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
+from qhybrid.estimate import gpu as gpu_model
 from qhybrid.estimate import model, probe, work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
 from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch, work_units
@@ -51,6 +52,7 @@ class Row:
     notes: tuple[str, ...] = ()
     total_seconds_range: tuple[float, float] | None = None  # a run to convergence: 80 % of runs
     cost_usd_range: tuple[float, float] | None = None
+    kernels: str = ""  # qhybrid.gpu's kernel set on this type: "triton" or "torch" ("" not a GPU row)
 
 
 @dataclass(frozen=True)
@@ -162,8 +164,15 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
                            notes=(f"{device} needs a GPU; {machine.name} has none",)), inst)
     s, method, seconds, need = job.settings, "model", None, None
     dtype = getattr(s, "dtype", "complex128")
+    kernels = ""
+    if gpu and job.target.provider == "qhybrid":
+        kernels, why = gpu_model.kernel_path(machine)
+        notes.append(f"kernels: {kernels} ({why})")
     if job.workload == "qaoa":
-        w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
+        if kernels:
+            w = gpu_model.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, kernels=kernels)
+        else:
+            w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
         need = w.memory_bytes
         if job.target.provider == "qhybrid":
             m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
@@ -182,7 +191,7 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
             from qhybrid.estimate.qmlstep import qml_step
 
             step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
-                            per_machine=per_machine, gpu=gpu)
+                            per_machine=per_machine, gpu=gpu, kernels=kernels or None)
             seconds, need = step.seconds, step.need
             notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
                          f"{step.eval_chunk} in evaluation")
@@ -213,7 +222,7 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
     return _priced(Row(machine.name, device, count, fits, need_here, available, seconds, total, None, False,
-                       method, notes=tuple(notes)), inst)
+                       method, notes=tuple(notes), kernels=kernels), inst)
 
 
 def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:

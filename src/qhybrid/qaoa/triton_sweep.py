@@ -22,6 +22,7 @@ from qhybrid.qaoa.problem import CostDiagonal
 from qhybrid.qaoa.torch_engine import zsum
 from qhybrid.sim.triton import ops
 from qhybrid.sim.triton.ops import DEFAULT, Tiles, Weights
+from qhybrid.sim.triton.passes import qaoa_traffic as traffic  # noqa: F401  (the count of these passes)
 
 _DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64,
            torch.complex128: torch.complex128, torch.complex64: torch.complex64}
@@ -176,21 +177,3 @@ class TritonSweep:
         order = np.argsort(-probs, kind="stable")[:k]
         return [(float(probs[i]), int(i)) for i in order]
 
-
-def traffic(m: int, p: int, pass_bits: int, *, grad: bool = True) -> dict:
-    """State traffic of one energy (``grad`` False) or energy+gradient evaluation on ``m`` simulated
-    qubits (the half state's ``n - 1`` for Max-Cut), in units of one read or one write of the
-    ``2**m`` state: ``{"passes": kernel launches over the state, "units": reads + writes}``.
-
-    A forward layer is a low pass and ``h = max(2k - 1, 1)`` high passes (``k`` high groups of at
-    most ``pass_bits`` bits), each reading and writing ``psi`` (the first only writes: it starts
-    from the uniform state); the energy is one read. With the
-    gradient: the pass reading the energy also writes ``psi`` and ``lambda`` (3), then per layer
-    ``h`` two-state high passes (4 each) and a two-state low pass (4; layer 0's only reads, 2).
-    """
-    k = -(-max(0, m - pass_bits) // pass_bits)
-    h = max(2 * k - 1, 1)
-    passes, units = p * (1 + h), p * 2 * (1 + h) - 1
-    if not grad:
-        return {"passes": passes + 1, "units": units + 1}
-    return {"passes": passes + 1 + p * (h + 1), "units": units + 3 + p * 4 * h + (p - 1) * 4 + 2}

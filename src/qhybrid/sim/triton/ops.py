@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from . import kernels as K
+from .passes import PASS_BITS
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Tiles:
         dense_rows: rows (groups of ``2**K`` amplitudes) per program of a dense matrix.
     """
 
-    pass_bits: int = 10
+    pass_bits: int = PASS_BITS
     tile: int = 4096
     block: int = 2048
     dense_rows: int = 128

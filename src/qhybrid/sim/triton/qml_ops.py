@@ -14,23 +14,10 @@ import torch
 
 from . import qml_kernels as Q
 from .ops import DEFAULT, Tiles, _gates, _pos, _view, triton_cdiv
+from .passes import runs
 
 #: programs per sample of :func:`factor_sums` (each loops over its rows: its ``t`` partial is one row of this)
 FACTOR_PROGRAMS = 64
-
-
-def runs(gates, pass_bits: int) -> list[tuple[int, int]]:
-    """``[(lo, hi), ...]``: ``gates[lo:hi]`` (``(control, target)`` pairs) consecutive, on distinct
-    targets, at most ``pass_bits`` of them; together they cover ``gates`` in order."""
-    out, lo, seen = [], 0, set()
-    for k, (_, target) in enumerate(gates):
-        if target in seen or len(seen) == pass_bits:
-            out.append((lo, k))
-            lo, seen = k, set()
-        seen.add(target)
-    if lo < len(gates):
-        out.append((lo, len(gates)))
-    return out
 
 
 def _launch(x, y, gates, mats, n: int, tiles: Tiles):

@@ -62,3 +62,21 @@ def triton_status(device=None) -> tuple[bool, str]:
         return False, (f"{name} has compute capability {major}.{minor}; Triton supports {need} and newer: "
                        "the torch reference kernels run instead")
     return True, f"triton {version} on {name} (compute capability {major}.{minor})"
+
+
+def capability_path(capability, name: str = "the GPU") -> tuple[str, str]:
+    """``("triton" | "torch", why)``: the kernel set ``qhybrid.gpu`` runs on a GPU of compute
+    ``capability`` (``(major, minor)``; None or ``()``: unknown), where Triton is installed (CUDA
+    builds of torch bring it). The estimate asks this of an instance type's GPU model.
+
+    Example:
+        >>> capability_path((7, 0), "V100")[0]
+        'torch'
+    """
+    need = ".".join(map(str, MIN_CAPABILITY))
+    if not capability:
+        return "torch", f"{name}'s compute capability is unknown: the torch reference kernels assumed"
+    cap = ".".join(map(str, capability))
+    if tuple(capability) < MIN_CAPABILITY:
+        return "torch", f"{name} has compute capability {cap}, below Triton's documented minimum {need}"
+    return "triton", f"{name}, compute capability {cap}"
