@@ -76,14 +76,13 @@ def gates_kernel(x_ptr, y_ptr, N, PS, pos_ptr, sorted_ptr, ctrl_ptr, mat_ptr, ma
         lr = tl.load(yb + off * ZS, mask=mask, other=0.0)
         li = tl.load(yb + PS + off * ZS, mask=mask, other=0.0)
         part = part_ptr + (b * tiles_n + tile) * G * 8
-        for jj in tl.static_range(G):
-            j: tl.constexpr = G - 1 - jj
-            cb = tl.load(ctrl_ptr + j).to(tl.int64)
+        for jj in tl.static_range(G):  # gate G - 1 - jj (a constexpr expression: no name may hold it)
+            cb = tl.load(ctrl_ptr + (G - 1 - jj)).to(tl.int64)
             on = (cb < 0) | (((off >> tl.maximum(cb, 0)) & 1) == 1)
-            nr, ni = _mat(m_ptr + 8 * j, re, im, T, j)
+            nr, ni = _mat(m_ptr + 8 * (G - 1 - jj), re, im, T, G - 1 - jj)
             re, im = tl.where(on, nr, re), tl.where(on, ni, im)
-            _sums(lr, li, re, im, on, part + 8 * j, T, j)
-            nr, ni = _mat(m_ptr + 8 * j, lr, li, T, j)
+            _sums(lr, li, re, im, on, part + 8 * (G - 1 - jj), T, G - 1 - jj)
+            nr, ni = _mat(m_ptr + 8 * (G - 1 - jj), lr, li, T, G - 1 - jj)
             lr, li = tl.where(on, nr, lr), tl.where(on, ni, li)
         tl.store(yb + off * ZS, lr, mask=mask)
         tl.store(yb + PS + off * ZS, li, mask=mask)
@@ -116,23 +115,23 @@ def factor_kernel(x_ptr, N, PS, f_ptr, nw, s_ptr, t_ptr, rows, steps, L: tl.cons
     flr = tl.full((C,), 1.0, tl.float64)
     fli = tl.zeros((C,), tl.float64)
     for j in tl.static_range(L):
-        k = (nw - 1 - j) * 2 + ((c >> j) & 1)
-        fr = tl.load(fb + k)
-        fi = tl.load(fb + 2 * nw + k) * sign
+        fk = (nw - 1 - j) * 2 + ((c >> j) & 1)
+        fr = tl.load(fb + fk)
+        fi = tl.load(fb + 2 * nw + fk) * sign
         flr, fli = flr * fr - fli * fi, flr * fi + fli * fr
     accr = tl.zeros((C,), tl.float64)
     acci = tl.zeros((C,), tl.float64)
     xb = x_ptr + b * 2 * N
-    for k in range(steps):
-        r = (pid * steps + k) * BLOCK_R + tl.arange(0, BLOCK_R).to(tl.int64)
+    for step in range(steps):
+        r = (pid * steps + step) * BLOCK_R + tl.arange(0, BLOCK_R).to(tl.int64)
         rmask = r < rows
         fhr = tl.full((BLOCK_R,), 1.0, tl.float64)
         fhi = tl.zeros((BLOCK_R,), tl.float64)
-        for j in range(nw - L):
-            k = (nw - L - 1 - j) * 2 + ((r >> j) & 1)
-            fr = tl.load(fb + k, mask=rmask, other=1.0)
-            fi = tl.load(fb + 2 * nw + k, mask=rmask, other=0.0) * sign
-            fhr, fhi = fhr * fr - fhi * fi, fhr * fi + fhi * fr
+        for h in range(nw - L):
+            hk = (nw - L - 1 - h) * 2 + ((r >> h) & 1)
+            hr = tl.load(fb + hk, mask=rmask, other=1.0)
+            hi = tl.load(fb + 2 * nw + hk, mask=rmask, other=0.0) * sign
+            fhr, fhi = fhr * hr - fhi * hi, fhr * hi + fhi * hr
         off = (r << L)[:, None] + c[None, :]
         mask = rmask[:, None] & (c >= 0)[None, :]
         if PRODUCT:
