@@ -9,8 +9,9 @@
 - **time**: the device's copy bandwidth (a large ``copy_``), each pass's bandwidth as a fraction
   of it (target >= 70 %), QAOA Max-Cut energy+gradient (p = 2) against the bandwidth floor of
   the fused sweep (``benchmarks/qaoa.py``'s ``bytes_moved``; target <= 1.5x at n >= 24), and
-  ``lightning.gpu`` side by side when PennyLane and it are installed, and the QML classifier's
-  forward pass at 26 wires on the triton kernel set against the torch set.
+  ``lightning.gpu`` side by side when PennyLane and it are installed, and (``gpu_triton_qml.py``)
+  the QML classifier checked on the triton set against the torch set, its passes, and a
+  26-wire training step on both sets.
 
 Torch, numpy and qhybrid only (PennyLane optional). ``--interpret`` (gpu_check.py) runs it on CPU
 tensors under Triton's interpreter at tiny sizes: the script's own test, not a measurement.
@@ -143,6 +144,7 @@ def check_triton(ctx) -> list[str]:
             err = _circuit_errors(ctx, tiles, dt, n, seed=n)
             if not err <= tol[dt]:
                 failures.append(f"circuit n={n} {dt}: max |diff| {err:.1e}")
+    failures += _qml().check_qml(ctx, tiles)
     from qhybrid.qaoa import QAOA
     from qhybrid.qaoa import torch_engine as te
     from qhybrid.qaoa.triton_sweep import TritonSweep
@@ -206,9 +208,12 @@ def time_triton(ctx, print_row) -> list[dict]:
     print_row(rows[-1])
     # the targets first (QAOA complex128, then the passes), then what is left time for
     rows += _time_qaoa(ctx, print_row, tiles, bw, torch.complex128, ctx.sizes([20, 24, 26, 28, 30], [6]))
+    # two groups instead of three at n = 24 (23 bits): half the passes, if a 12-bit tile runs well
+    wide = ops.Tiles(pass_bits=12, tile=max(tiles.tile, 8192), block=tiles.block, dense_rows=tiles.dense_rows)
+    rows += _time_qaoa(ctx, print_row, wide, bw, torch.complex128, ctx.sizes([24], [6]), label=", pass_bits 12")
     for dt in ctx.dtypes:
         x = torch.ones((1, 2**n), dtype=dt, device=ctx.device)
-        for label, states, fn in _passes(ops, tiles, x, n):
+        for label, states, fn in _passes(ops, tiles, x, n) + _qml().passes(ops, tiles, x, n):
             row = {"section": "triton", "workload": f"pass: {label}", "n": n, "dtype": str(dt).replace("torch.", "")}
             try:
                 if _late(ctx):
@@ -228,44 +233,18 @@ def time_triton(ctx, print_row) -> list[dict]:
 
 
 def _time_qml(ctx, print_row) -> list[dict]:
-    """The QML classifier's forward pass (3 x (RY, RZ on every wire, CNOT ring)) on one 26-wire
-    sample, complex64, on the triton kernel set against the torch set (the adjoint sweep is the
-    torch set's in both: no Triton kernel for it yet)."""
-    from types import SimpleNamespace
+    return _qml().time_qml(ctx, print_row, _median, _late, STATE["tiles"])
 
-    row = {"section": "triton", "workload": "QML forward, 1 sample (triton set / torch set)",
-           "dtype": "complex64"}
-    if _late(ctx):
-        row["note"] = "skipped: time budget"
-        print_row(row)
-        return [row]
-    try:
-        from qhybrid.sim.kernels import get_kernel_set
 
-        tri, ref = get_kernel_set("triton"), get_kernel_set("torch")
-    except Exception as exc:  # the kernel-set package is not in this tree yet
-        row["note"] = f"not timed: {type(exc).__name__}: {str(exc)[:80]}"
-        print_row(row)
-        return [row]
-    n = row["n"] = ctx.sizes(26, 6)
-    gates = []
-    for _ in range(3):
-        gates += [(-1, w) for w in range(n)] * 2 + [(w, (w + 1) % n) for w in range(n)]
-    plan = SimpleNamespace(gates=gates, n_wires=n)
-    rng = np.random.default_rng(5)
-    ang = torch.tensor(rng.uniform(-3, 3, size=len(gates)))
-    c, s = torch.cos(ang / 2), torch.sin(ang / 2)
-    mats = torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2).to(torch.complex64).to(ctx.device)
-    state = torch.zeros((1, 2**n), dtype=torch.complex64, device=ctx.device)
-    scratch = torch.empty(2**n, dtype=torch.complex64, device=ctx.device)
-    try:
-        row["forward_s"] = _median(ctx, lambda: tri.qml_forward(state, mats, plan, scratch))
-        row["grad_s"] = _median(ctx, lambda: ref.qml_forward(state, mats, plan, scratch))
-        row["note"] = f"grad_s column = the torch set's forward ({row['grad_s'] / row['forward_s']:.1f}x)"
-    except Exception as exc:
-        row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
-    print_row(row)
-    return [row]
+def _qml():
+    """``gpu_triton_qml.py`` beside this file (the QML layer's and the fused adjoint's items)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("qhybrid_gpu_triton_qml", Path(__file__).with_name("gpu_triton_qml.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _passes(ops, tiles, x, n):
@@ -293,18 +272,18 @@ def _passes(ops, tiles, x, n):
     ]
 
 
-def _time_qaoa(ctx, print_row, tiles, bw, dt, sizes) -> list[dict]:
+def _time_qaoa(ctx, print_row, tiles, bw, dt, sizes, label="") -> list[dict]:
     import importlib.util
     from pathlib import Path
 
-    from qhybrid.qaoa.triton_sweep import TritonSweep
+    from qhybrid.qaoa.triton_sweep import TritonSweep, traffic
 
     spec = importlib.util.spec_from_file_location("qhybrid_bench_qaoa", Path(__file__).with_name("qaoa.py"))
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     rows, params = [], np.array([[[0.4, -0.3], [0.6, 0.25]]])
     for n in sizes:
-        row = {"section": "triton", "workload": "QAOA Max-Cut e+g p=2", "n": n,
+        row = {"section": "triton", "workload": "QAOA Max-Cut e+g p=2" + label, "n": n,
                "dtype": str(dt).replace("torch.", ""), "params": 4}
         try:
             if _late(ctx):
@@ -316,7 +295,9 @@ def _time_qaoa(ctx, print_row, tiles, bw, dt, sizes) -> list[dict]:
             floor = bench.bytes_moved(n, 2, dtype=dt) / bw
             x = row["grad_s"] / floor
             met = x <= TARGET_FLOOR if n >= 24 else True
-            row["note"] = f"floor {floor * 1e3:.3f} ms, {x:.1f}x floor" + (f": {_verdict(met)}" if n >= 24 else "")
+            units = traffic(n - 1, 2, tiles.pass_bits)["units"]
+            row["note"] = (f"floor {floor * 1e3:.3f} ms, {x:.1f}x floor" + (f": {_verdict(met)}" if n >= 24 else "")
+                           + f"; {units} half-state reads/writes")
         except Exception as exc:  # out of memory at the largest n, most likely
             row["note"] = f"{type(exc).__name__}: {str(exc)[:100]}"
         rows.append(row)

@@ -43,6 +43,28 @@ def variants(dtype: str, quick: bool):
            "w_shift": "i32", "out_ptr": "*fp64", "P": "i32"}
     for w, inner in ((3, False), (1, True), (2, True))[: 1 if quick else None]:
         out.append((f"reduce W={w} inner={inner}", "reduce_kernel", red, dict(W=w, INNER=inner, BLOCK=2048, ZS=2)))
+    gates = {"x_ptr": fp, "y_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "sorted_ptr": "*i32",
+             "ctrl_ptr": "*i32", "mat_ptr": fp, "mat_bstride": "i32", "part_ptr": "*fp64", "tiles_n": "i32"}
+    for adjoint in (False, True)[: 1 if quick else None]:
+        out.append((f"QML gate run, 10 gates, adjoint={adjoint}", "gates_kernel", gates,
+                    dict(G=10, BLOCK_R=4, ADJOINT=adjoint, ZS=2)))
+    factor = {"x_ptr": fp, "N": "i32", "PS": "i32", "f_ptr": "*fp64", "nw": "i32", "s_ptr": "*fp64",
+              "t_ptr": "*fp64", "rows": "i32", "steps": "i32"}
+    for product in (False, True)[: 1 if quick else None]:
+        out.append((f"QML factor pass, product={product}", "factor_kernel", factor,
+                    dict(L=10, BLOCK_R=4, PRODUCT=product, ZS=2)))
+    pair = {"x_ptr": fp, "y_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "sorted_ptr": "*i32",
+            "index_ptr": "*i16", "shift": "i32", "lut_ptr": fp, "lut_len": "i32", "scal_ptr": "*fp64",
+            "w_ptr": "*fp64", "w_index_ptr": "*i8", "w_shift": "i32", "part_ptr": "*fp64", "tiles_n": "i32"}
+    pairs = [("QAOA adjoint high pass (W, <l|Z|p>, D'*, W)", dict(G=10, BLOCK_R=4, PRE=1, DIAG=1, POST=1, Y=1, RED=1,
+                                                                  W=2, STORE=True, ZS=2)),
+             ("QAOA energy pass (W, <C>, lambda = C psi, W)", dict(G=10, BLOCK_R=4, PRE=1, DIAG=0, POST=1, Y=2, RED=2,
+                                                                   W=2, STORE=True, ZS=2)),
+             ("QAOA last adjoint pass (read only)", dict(G=10, BLOCK_R=4, PRE=1, DIAG=0, POST=0, Y=1, RED=1, W=1,
+                                                        STORE=False, ZS=2)),
+             ("QAOA adjoint low pass, direct cost", dict(G=12, BLOCK_R=2, PRE=1, DIAG=2, POST=1, Y=1, RED=1, W=1,
+                                                         STORE=True, ZS=2))]
+    out += [(label, "pair_kernel", pair, c) for label, c in pairs[: 1 if quick else None]]
     if not quick:
         diag = {"x_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "d_ptr": fp, "d_bstride": "i32"}
         out.append(("diagonal K=2", "diag_kernel", diag, dict(K=2, BLOCK=2048, ZS=2)))
@@ -62,7 +84,9 @@ def main(argv=None) -> int:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from qhybrid.sim.triton import kernels
+    from qhybrid.sim.triton import kernels, pair_kernels, qml_kernels
+
+    modules = {"gates_kernel": qml_kernels, "factor_kernel": qml_kernels, "pair_kernel": pair_kernels}
 
     failed = False
     print("| cc | dtype | variant | compile s | shared bytes | warps | result |\n|---|---|---|---|---|---|---|")
@@ -71,7 +95,7 @@ def main(argv=None) -> int:
             for label, name, sig, const in variants(dtype, args.quick):
                 signature = {**sig, **{k: "constexpr" for k in const}}
                 keys = list(signature)
-                src = ASTSource(fn=getattr(kernels, name), signature=signature,
+                src = ASTSource(fn=getattr(modules.get(name, kernels), name), signature=signature,
                                 constexprs={(keys.index(k),): v for k, v in const.items()})
                 t0 = time.perf_counter()
                 try:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qhybrid.errors import DeviceError, closest
-from qhybrid.sim.triton.status import MIN_CAPABILITY  # imports neither torch nor triton
+from qhybrid.sim.triton.status import MIN_CAPABILITY, capability_path  # imports neither torch nor triton
 
 QHYBRID_DEVICES = ("qhybrid.cpu", "qhybrid.gpu")
 GPU_ONLY = frozenset({"qhybrid.gpu", "lightning.gpu", "lightning.tensor"})
@@ -206,11 +206,7 @@ def gpu_kernel_path(device_index: int = 0, *, cuda: bool | None = None) -> tuple
         return "torch", f"no CUDA GPU visible; a GPU of compute capability {minimum}+ runs triton"
     import torch
 
-    cap = torch.cuda.get_device_capability(device_index)
-    gpu = torch.cuda.get_device_name(device_index)
-    if tuple(cap) < TRITON_MIN_CAPABILITY:
-        return "torch", f"{gpu} has compute capability {cap[0]}.{cap[1]}, below Triton's documented minimum {minimum}"
-    return "triton", f"{gpu}, compute capability {cap[0]}.{cap[1]}"
+    return capability_path(torch.cuda.get_device_capability(device_index), torch.cuda.get_device_name(device_index))
 
 
 def resolve(device: str | DeviceSpec | Target, *, installed: bool = True) -> Target:

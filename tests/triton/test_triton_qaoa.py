@@ -24,6 +24,7 @@ def _check(d, dtype, tiles, params=P2, *, state=True):
     scale = max(1.0, abs(float(we[0])))
     assert abs(e - float(we[0])) <= TOL[dtype] * scale
     assert np.abs(g - wg[0].numpy()).max() <= TOL[dtype] * scale * 10
+    assert abs(sweep.energy(params[None])[0] - float(we[0])) <= TOL[dtype] * scale
     if state:
         got = sweep.state(params)
         want = te.forward(d, torch.tensor(params)[None], dtype=torch.complex128)[0].numpy()
@@ -61,3 +62,34 @@ def test_qaoa_direct_cost_phase(triton_ops, rng):
 def test_qaoa_sweep_sweep(triton_ops, problem, dtype, n, bits):
     d = cost_diagonal(random_graph(n, 2 * n, seed=n), problem)
     _check(d, dtype, triton_ops.Tiles(pass_bits=bits, tile=256), P2)
+
+
+@pytest.mark.parametrize("n,bits,p", [(6, 3, 2), (5, 2, 1), (6, 10, 2)])
+def test_traffic_counts_the_sweeps_passes(triton_ops, monkeypatch, n, bits, p):
+    """``traffic`` (the estimate's count) against the launches an energy and an energy+gradient make:
+    a pass reads (unless it starts from the uniform state) and writes each state it holds."""
+    from qhybrid.qaoa import triton_sweep as ts
+
+    seen = {"passes": 0, "units": 0}
+    run_pass, pair_pass = triton_ops.run_pass, triton_ops.pair_pass
+
+    def count_run(x, positions, **kw):
+        seen["passes"] += 1
+        seen["units"] += (kw.get("init") is None) + 1
+        return run_pass(x, positions, **kw)
+
+    def count_pair(x, y, positions, **kw):
+        seen["passes"] += 1
+        two = y is not None
+        seen["units"] += 1 + (two and not kw.get("make_y", False)) + (1 + two) * kw.get("store", True)
+        return pair_pass(x, y, positions, **kw)
+
+    monkeypatch.setattr(ts.ops, "run_pass", count_run)
+    monkeypatch.setattr(ts.ops, "pair_pass", count_pair)
+    d = cost_diagonal(random_graph(n, 2 * n, seed=n), "maxcut")
+    sweep = ts.TritonSweep(d, symmetric=True, dtype="complex128", device="cpu", tiles=triton_ops.Tiles(pass_bits=bits, tile=64))
+    params = np.full((1, 2, p), 0.3)
+    for grad in (False, True):
+        seen.update(passes=0, units=0)
+        sweep.energy_and_grad(params) if grad else sweep.energy(params)
+        assert seen == ts.traffic(n - 1, p, bits, grad=grad)

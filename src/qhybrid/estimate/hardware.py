@@ -42,6 +42,9 @@ GPU_MODELS = {
     "H100": (34.0, 67.0),
     "H200": (34.0, 67.0),
 }
+# GPU model: CUDA compute capability (NVIDIA's "CUDA GPUs" table): which kernel set a type runs
+GPU_CAPABILITY = {"K80": (3, 7), "V100": (7, 0), "T4": (7, 5), "A100": (8, 0), "L4": (8, 9), "L40S": (8, 9),
+                  "H100": (9, 0), "H200": (9, 0)}
 # links between GPUs of one instance (GB/s per direction) and the instance's network (GB/s)
 GPU_LINK_GBS = {"V100": 150.0, "A100": 300.0}  # NVLink; other models talk over PCIe
 PCIE_GBS = 12.0
@@ -72,6 +75,7 @@ class Machine:
         thread_bandwidth_gbs: one thread's DRAM bandwidth (numpy's serial copies).
         cache_bandwidth_gbs: one thread's bandwidth over a working set resident in the last-level cache.
         gpus, gpu_model, gpu_memory_bytes, gpu_bandwidth_gbs, gpu_fp64_gflops, gpu_fp32_gflops: per GPU.
+        gpu_capability: the GPU's CUDA compute capability ``(major, minor)``, ``()`` unknown.
         gpu_link_gbs: between the GPUs of this machine; network_gbs: to other instances.
         assumed: the facts the model assumed (not in the catalogue), for the notes.
     """
@@ -92,6 +96,7 @@ class Machine:
     gpu_fp64_gflops: float = 0.0
     gpu_fp32_gflops: float = 0.0
     gpu_link_gbs: float = PCIE_GBS
+    gpu_capability: tuple[int, ...] = ()
     network_gbs: float = DEFAULT_NETWORK_GBS
     assumed: tuple[str, ...] = field(default=())
 
@@ -135,6 +140,7 @@ def instance_machine(inst) -> Machine:
         gpu_memory_bytes=int((inst.gpu_memory_gib or 0) * 2**30),
         gpu_bandwidth_gbs=inst.gpu_memory_bandwidth_gbs or 0.0, gpu_fp64_gflops=fp64 * 1000,
         gpu_fp32_gflops=fp32 * 1000, gpu_link_gbs=GPU_LINK_GBS.get(inst.gpu_model, PCIE_GBS),
+        gpu_capability=GPU_CAPABILITY.get(inst.gpu_model, ()),
         network_gbs=NETWORK_GBS.get(inst.type, DEFAULT_NETWORK_GBS), assumed=tuple(assumed),
     )
 

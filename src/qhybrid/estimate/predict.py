@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
+from qhybrid.estimate import gpu as gpu_model
 from qhybrid.estimate import model, probe, work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
 from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch, work_units
@@ -53,6 +54,7 @@ class Row:
     notes: tuple[str, ...] = ()
     total_seconds_range: tuple[float, float] | None = None  # a run to convergence: 80 % of runs
     cost_usd_range: tuple[float, float] | None = None
+    kernels: str = ""  # qhybrid.gpu's kernel set on this type: "triton" or "torch" ("" not a GPU row)
 
 
 @dataclass(frozen=True)
@@ -162,10 +164,14 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
     if gpu and not machine.gpus:
         return _priced(Row(machine.name, device, count, False, None, None, None, None, None, False, "model",
                            notes=(f"{device} needs a GPU; {machine.name} has none",)), inst)
+    kernels = ""
+    if gpu and job.target.provider == "qhybrid":
+        kernels, why = gpu_model.kernel_path(machine)
+        notes.append(f"kernels: {kernels} ({why})")
     if job.workload == "qaoa":
-        method, seconds, need = _qaoa(job, machine, cal, gpu, notes)
+        method, seconds, need = _qaoa(job, machine, cal, gpu, notes, kernels=kernels)
     elif job.workload == "qml":
-        method, seconds, need = _qml(job, machine, cal, gpu, notes, count=count, world=world)
+        method, seconds, need = _qml(job, machine, cal, gpu, notes, count=count, world=world, kernels=kernels)
     else:
         return _priced(_script_row(job, machine, cal, count, device), inst)
     if gpu:
@@ -182,14 +188,18 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
     return _priced(Row(machine.name, device, count, fits, need_here, available, seconds, total, None, False,
-                       method, notes=tuple(notes)), inst)
+                       method, notes=tuple(notes), kernels=kernels), inst)
 
 
-def _qaoa(job: _Job, machine, cal, gpu: bool, notes: list) -> tuple[str, float | None, int]:
-    """``(method, seconds per start's iteration, bytes needed)`` of the QAOA workload on ``machine``."""
+def _qaoa(job: _Job, machine, cal, gpu: bool, notes: list, *, kernels: str = "") -> tuple[str, float | None, int]:
+    """``(method, seconds per start's iteration, bytes needed)`` of the QAOA workload on ``machine``
+    (``kernels``: the GPU kernel set, ``"triton"`` or ``"torch"``; empty on a CPU)."""
     s = job.settings
     dtype = getattr(s, "dtype", "complex128")
-    w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
+    if kernels:
+        w = gpu_model.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, kernels=kernels)
+    else:
+        w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
     if job.target.provider != "qhybrid":  # lightning.gpu is modelled, lightning.qubit & co probed
         need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
         return "model" if gpu else "probe", _pennylane(job, machine, cal, gpu, notes), need
@@ -200,7 +210,8 @@ def _qaoa(job: _Job, machine, cal, gpu: bool, notes: list) -> tuple[str, float |
     return "model", seconds, w.memory_bytes
 
 
-def _qml(job: _Job, machine, cal, gpu: bool, notes: list, *, count: int, world: int) -> tuple[str, float | None, int]:
+def _qml(job: _Job, machine, cal, gpu: bool, notes: list, *, count: int, world: int,
+         kernels: str = "") -> tuple[str, float | None, int]:
     """``(method, seconds per step, bytes needed)`` of the QML workload on ``machine``, over ``world``
     ranks on ``count`` instances (the all-reduce added)."""
     s = job.settings
@@ -212,7 +223,7 @@ def _qml(job: _Job, machine, cal, gpu: bool, notes: list, *, count: int, world: 
         from qhybrid.estimate.qmlstep import qml_step
 
         step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
-                        per_machine=max(1, world // count), gpu=gpu)
+                        per_machine=max(1, world // count), gpu=gpu, kernels=kernels or None)
         seconds, need = step.seconds, step.need
         notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
                      f"{step.eval_chunk} in evaluation")

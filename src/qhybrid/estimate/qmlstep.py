@@ -46,13 +46,16 @@ def _chunk(n: int, batch: int, *, dtype: str, states: int, free: int, share: flo
         return 1, str(err)
 
 
-def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_machine: int, gpu: bool) -> QmlStep:
+def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_machine: int, gpu: bool,
+             kernels: str | None = None) -> QmlStep:
     """Our engine's DressedQNN step on ``machine`` (``s``: the job's settings; ``held``: held-out
-    samples evaluated by every rank after each of the epochs of ``steps`` steps)."""
+    samples evaluated by every rank after each of the epochs of ``steps`` steps); ``kernels``: the
+    GPU's kernel set (``"triton"`` / ``"torch"``, :func:`qhybrid.estimate.gpu.kernel_path`; None: torch)."""
+    from qhybrid.estimate import gpu as gpu_work
     from qhybrid.estimate import model, work
     from qhybrid.sim.memory import QML_STATES_PER_SAMPLE, required_bytes
 
-    kernel = "torch" if gpu else "numba"
+    kernel = (kernels or "torch") if gpu else "numba"
     train_states, eval_states = QML_STATES_PER_SAMPLE[kernel, True], QML_STATES_PER_SAMPLE[kernel, False]
     if gpu:
         free, share = int(0.95 * machine.gpu_memory_bytes) - CUDA_CONTEXT_BYTES, 1.0
@@ -62,7 +65,10 @@ def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_ma
     dtype = getattr(s, "dtype", "complex128")
     chunk, note = _chunk(s.nwires, local_batch, dtype=dtype, states=train_states, free=free, share=share, cap=cap)
     eval_chunk = _chunk(s.nwires, held, dtype=dtype, states=eval_states, free=free, share=share, cap=cap)[0]
-    w = work.qml_work(s.nwires, local_batch, dtype=dtype, chunk=chunk, states=train_states)
+    if gpu:
+        w = gpu_work.qml_work(s.nwires, local_batch, dtype=dtype, chunk=chunk, states=train_states, kernels=kernel)
+    else:
+        w = work.qml_work(s.nwires, local_batch, dtype=dtype, chunk=chunk, states=train_states)
     states = max(required_bytes(s.nwires, batch=chunk, dtype=dtype, n_states=train_states),
                  required_bytes(s.nwires, batch=eval_chunk, dtype=dtype, n_states=eval_states) if held else 0)
     need = states + work.RUNTIME_BYTES  # the layer keeps one set of buffers: the larger call's
@@ -70,7 +76,8 @@ def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_ma
     seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
                model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires, cores=cores, chunk=chunk))
     if held:  # every rank evaluates the held-out samples after each epoch: a share of each step
-        ev = work.qml_eval_work(s.nwires, held, dtype=dtype, chunk=eval_chunk)
+        ev = (gpu_work.qml_work(s.nwires, held, dtype=dtype, chunk=eval_chunk, states=eval_states, grad=False,
+                                kernels=kernel) if gpu else work.qml_eval_work(s.nwires, held, dtype=dtype, chunk=eval_chunk))
         seconds += (model.gpu_seconds(ev, machine, overhead_s=model.STEP_OVERHEAD_GPU_S / 3) if gpu else
                     model.qml_eval_cpu_seconds(ev, machine, cal, samples=held, n_wires=s.nwires, cores=cores,
                                                chunk=eval_chunk)) / steps

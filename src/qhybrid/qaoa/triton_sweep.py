@@ -22,6 +22,7 @@ from qhybrid.qaoa.problem import CostDiagonal
 from qhybrid.qaoa.torch_engine import zsum
 from qhybrid.sim.triton import ops
 from qhybrid.sim.triton.ops import DEFAULT, Tiles, Weights
+from qhybrid.sim.triton.passes import qaoa_traffic as traffic  # noqa: F401  (the count of these passes)
 
 _DTYPES = {"complex128": torch.complex128, "complex64": torch.complex64,
            torch.complex128: torch.complex128, torch.complex64: torch.complex64}
@@ -98,49 +99,59 @@ class TritonSweep:
         for g in reversed(self.highs[:-1]):
             ops.run_pass(x, g, pre="butterfly", tiles=t)
 
-    def _forward(self, gam, bet) -> None:
+    def _forward(self, gam, bet, *, final: bool = True) -> None:
+        """The layers on ``psi``; ``final``: the last mixer's low butterflies too (else left to the
+        pass that reads the energy)."""
         t, psi = self.tiles, self.psi
         for layer in range(len(gam)):
             first = layer == 0
             ops.run_pass(psi, self.low, pre=None if first else "butterfly", post="butterfly",
                          init=2.0 ** (-self.n / 2) if first else None, tiles=t, **self._phase(gam[layer]))
             self._walsh_high(psi, self._mixer(bet[layer]))
-        ops.run_pass(psi, self.low, pre="butterfly", tiles=t)
-
-    def _unapply_mixer(self, x, beta: float) -> None:
-        """``x <- W D'^* W x`` given ``W x`` (the first W already applied): ``D'^*``, then ``W``."""
-        t = self.tiles
-        ops.run_pass(x, self.low, post="butterfly", tiles=t, **self._mixer(beta, conj=True))
-        self._walsh_high(x, None)
-
-    def _walsh(self, x, diagonal: dict | None = None) -> None:
-        """``x <- W [D] x``: the low pass applies the diagonal ``D`` (a pass argument) first."""
-        ops.run_pass(x, self.low, post="butterfly", tiles=self.tiles, **(diagonal or {}))
-        self._walsh_high(x, None)
+        if final:
+            ops.run_pass(psi, self.low, pre="butterfly", tiles=t)
 
     def energy_one(self, gam, bet) -> float:
-        """``<C>`` for one parameter set."""
-        self._forward(gam, bet)
-        return self.fold * float(ops.expect(self.psi, self.cost, tiles=self.tiles)[0])
+        """``<C>`` for one parameter set: the last low butterflies and the energy in one read."""
+        self._forward(gam, bet, final=False)
+        e = ops.pair_pass(self.psi, None, self.low, pre="butterfly", reduce="norm", weights=self.cost,
+                          store=False, tiles=self.tiles)
+        return self.fold * float(e[0].real)
+
+    def _pair_mixer(self, beta: float) -> float:
+        """Un-apply a mixer's high part on both states (given ``W_low`` applied: ``W_high``, ``D'^*``,
+        ``W_high``; the low butterflies are the next pass's) and return ``Im <lam| Z |psi>`` read
+        in the Hadamard basis, between ``W`` and ``D'^*``."""
+        t, pair = self.tiles, (self.psi, self.lam)
+        mixer = self._mixer(beta, conj=True)
+        for g in self.highs[:-1]:
+            ops.pair_pass(*pair, g, pre="butterfly", tiles=t)
+        last = self.highs[-1] if self.highs else []
+        fly = "butterfly" if self.highs else None
+        s = ops.pair_pass(*pair, last, pre=fly, post=fly, reduce="inner", weights=self.zweights, tiles=t, **mixer)
+        for g in reversed(self.highs[:-1]):
+            ops.pair_pass(*pair, g, pre="butterfly", tiles=t)
+        return float(s[0].imag)
 
     def energy_and_grad_one(self, gam, bet) -> tuple[float, np.ndarray]:
-        """``(<C>, d<C>/d[gammas, betas] (2, p))`` by the forward sweep and the un-apply sweep."""
+        """``(<C>, d<C>/d[gammas, betas] (2, p))``: the forward sweep, one pass that reads the
+        energy and makes ``lambda = C psi``, then per layer (last first) the mixer's high passes
+        and one low pass on both states at once, each gradient's inner product read inside them
+        (:func:`traffic` counts the bytes)."""
         t, psi, lam = self.tiles, self.psi, self.lam
         p = len(gam)
-        self._forward(gam, bet)
-        e = self.fold * float(ops.expect(psi, self.cost, tiles=t)[0])
-        ops.scale(psi, self.cost, lam, tiles=t)
+        self._forward(gam, bet, final=False)
+        e = ops.pair_pass(psi, lam, self.low, pre="butterfly", post="butterfly", reduce="norm",
+                          weights=self.cost, make_y=True, tiles=t)
         g = np.zeros((2, p))
-        undo = None  # the conj cost phase of the layer after this one, applied in the first pass
         for layer in reversed(range(p)):
-            self._walsh(psi, undo)
-            self._walsh(lam, undo)
-            g[1, layer] = 2.0 * self.fold * float(ops.inner(lam, psi, self.zweights, tiles=t)[0].imag) / self.size
-            self._unapply_mixer(psi, bet[layer])
-            self._unapply_mixer(lam, bet[layer])
-            g[0, layer] = 2.0 * self.fold * float(ops.inner(lam, psi, self.cost, tiles=t)[0].imag)
-            undo = self._phase(gam[layer], conj=True)
-        return e, g
+            g[1, layer] = 2.0 * self.fold * self._pair_mixer(bet[layer]) / self.size
+            last = layer == 0  # after layer 0's gamma sum nothing is needed: read only
+            undo = {} if last else self._phase(gam[layer], conj=True)
+            s = ops.pair_pass(psi, lam, self.low, pre="butterfly", post=None if last else "butterfly",
+                              reduce="inner", weights=self.cost, store=not last, tiles=t, **undo)
+            g[0, layer] = 2.0 * self.fold * float(s[0].imag)
+        return self.fold * float(e[0].real), g
 
     # -- the kernel set's QAOA engine interface -------------------------------------------
     def energy(self, arr) -> np.ndarray:
@@ -165,3 +176,4 @@ class TritonSweep:
         probs = np.abs(self.state(arr)) ** 2
         order = np.argsort(-probs, kind="stable")[:k]
         return [(float(probs[i]), int(i)) for i in order]
+

@@ -163,7 +163,7 @@ def _set_chunk(ks: KernelSet, factors, mats, obs, plan: Plan, bufs, grad: bool):
     ``lambda`` buffers): ``(out, rho, jm, jf)`` (Jacobians None without ``grad``)."""
     b, n, _ = factors.shape
     psi, scratch = bufs[0][: b << n], bufs[1][: b << n]
-    state = batchedtorch.product_state(factors, psi, scratch)
+    state = ks.qml_product_state(factors, psi, scratch)
     ks.qml_forward(state, mats, plan, scratch)
     head = state.view(b, 2, 1 << (n - 1))
     rho = torch.bmm(head.conj(), head.transpose(1, 2))  # rho[b, a, c] = sum conj(psi_a) psi_c

@@ -99,8 +99,11 @@ def check_memory(n_wires: int, *, batch: int = 1, dtype="complex128", n_states: 
 
 #: Full states one sample of a QML chunk holds (``qml.adjoint``), by kernel and whether gradients are
 #: wanted: numba keeps a planar ``psi`` and a planar ``lambda`` (the factor gradients reuse both);
-#: torch keeps ``psi``, a scratch and ``lambda``, and its factor gradients allocate about two more.
-QML_STATES_PER_SAMPLE = {("numba", False): 2, ("numba", True): 2, ("torch", False): 2, ("torch", True): 5}
+#: torch keeps ``psi``, a scratch and ``lambda``, and its factor gradients allocate about two more;
+#: Triton keeps the same three buffers and allocates none in its kernels (one state of headroom
+#: for the layer's small torch steps on them: ``rho``'s product may resolve the conjugate view).
+QML_STATES_PER_SAMPLE = {("numba", False): 2, ("numba", True): 2, ("torch", False): 2, ("torch", True): 5,
+                         ("triton", False): 3, ("triton", True): 4}
 
 #: Bytes of state buffers a chunked batch call may hold at once by default: a few full states at
 #: 26 wires (four of 2**26 complex128), the whole batch of a small circuit.

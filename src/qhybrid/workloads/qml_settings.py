@@ -143,7 +143,7 @@ def preflight(settings: Settings, *, device: str = "cpu", kernels: str | None = 
 
     name = kernels or ("numba" if device == "cpu" else "torch")
     table = memory.QML_STATES_PER_SAMPLE
-    states = table.get((name, True), table["torch", True])  # Triton runs the torch set's chunk
+    states = table.get((name, True), table["torch", True])  # a set without a row: the torch set's
     local = max(1, settings.batch_size // max(1, processes))
     return memory.chunk_size(settings.nwires, batch=local, dtype=settings.dtype,
                              states_per_sample=states, device=device, available=available,

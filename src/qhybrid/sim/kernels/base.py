@@ -157,6 +157,13 @@ class KernelSet(ABC):
         """``state <- prod_w RX_w(2 beta) state``: the X mixer on every wire."""
 
     # -- QML batched layer (qml.adjoint's circuit) -------------------------------------------
+    def qml_product_state(self, factors, out, scratch):
+        """``factors[b, 0] (x) ... (x) factors[b, n-1]`` (``factors`` ``(B, n, 2)``) as ``(B, 2**n)``
+        in the flat buffer ``out``; ``scratch`` as large as ``out``. Returns the ``(B, 2**n)`` view."""
+        from qhybrid.sim import batchedtorch
+
+        return batchedtorch.product_state(factors, out, scratch)
+
     @abstractmethod
     def qml_forward(self, state, mats, plan, scratch) -> None:
         """Run ``plan``'s gates on ``state`` (``(B, 2**n)``, the product state already built):

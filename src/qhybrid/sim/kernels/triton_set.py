@@ -3,9 +3,9 @@
 Registered as ``"triton"`` in :mod:`qhybrid.sim.kernels`. It subclasses the torch reference and
 overrides the kernels Triton has (:mod:`qhybrid.sim.triton.ops`: the fused 1-qubit layer, dense
 and controlled gates, diagonals, the cost-phase lookup, the Walsh-Hadamard passes, expectations
-and inner products, the QAOA sweep, the QML layer's forward pass: runs of uncontrolled gates on
-distinct wires fused into one pass); CNOT / SWAP ladders (index views) and the QML adjoint sweep
-stay on the torch reference. States are the interface's complex tensors, read in place as interleaved
+and inner products, the QAOA sweep, the QML layer: product state, forward runs of gates on distinct targets
+(controlled or not) one pass each, the adjoint sweep two states a pass, the factor gradients'
+reduction); CNOT / SWAP ladders (index views) stay on the torch reference. States are the interface's complex tensors, read in place as interleaved
 floats (no planar copy). The set takes CUDA tensors, and CPU tensors under Triton's interpreter
 (``TRITON_INTERPRET=1`` before the first import: tests only). Importing this module imports
 Triton: without it :func:`qhybrid.sim.kernels.get_kernel_set` reports the set unavailable, and
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from qhybrid.sim.triton import interpreting
-from qhybrid.sim.triton import ops
+from qhybrid.sim.triton import ops, qml_ops
 from qhybrid.sim.triton.ops import DEFAULT, Weights
 
 from .torch_set import TorchKernels
@@ -129,26 +129,31 @@ class TritonKernels(TorchKernels):
         ops.walsh(state, bits, tiles=self.tiles)
 
     # -- the QML layer ------------------------------------------------------------------------
+    def qml_product_state(self, factors, out, scratch):
+        b, n, _ = factors.shape
+        state = out[: b << n].view(b, 1 << n)
+        qml_ops.product_state(state, factors, tiles=self.tiles)
+        return state
+
     def qml_forward(self, state, mats, plan, scratch):
-        """``plan.gates`` in order: each run of uncontrolled gates on distinct wires (at most
-        ``tiles.pass_bits``) as one fused pass, a controlled gate as one masked pass."""
-        n, run, bits = plan.n_wires, [], []
+        """``plan.gates`` in :func:`~qhybrid.sim.triton.qml_ops.runs` passes (consecutive gates on
+        distinct targets, controlled or not, one pass per run)."""
+        qml_ops.apply_gates(state, plan.gates, mats, plan.n_wires, tiles=self.tiles)
 
-        def flush():
-            if run:
-                ops.apply_layer(state, bits, torch.stack(run, dim=1), tiles=self.tiles)
-                run.clear()
-                bits.clear()
+    def qml_sweep(self, state, lam, mats, plan, scratch, spare=None):
+        """One two-state pass per run, backwards: ``psi`` and ``lam`` undone together, each gate's
+        sums read in the same pass."""
+        out = qml_ops.adjoint_gates(state, lam, plan.gates, mats, plan.n_wires, tiles=self.tiles)
+        return (2 * out).to(mats.dtype)
 
-        for (control, target), m in zip(plan.gates, mats):
-            m = m.reshape(-1, 2, 2)
-            bit = n - 1 - int(target)
-            if control >= 0:
-                flush()
-                ops.apply_dense(state, m, [bit], [n - 1 - int(control)], tiles=self.tiles)
-                continue
-            if bit in bits or len(bits) == self.tiles.pass_bits:
-                flush()
-            run.append(m)
-            bits.append(bit)
-        flush()
+    def qml_factor_gradients(self, lam, factors):
+        """One pass over ``lam`` (:func:`~qhybrid.sim.triton.qml_ops.factor_sums`), then the torch
+        reference's contraction on its two small results (``2**high`` and ``2**(n - high)`` per sample)."""
+        from qhybrid.sim import batchedtorch
+
+        s, t, high = qml_ops.factor_sums(lam, factors, tiles=self.tiles)
+        f = factors.detach().to(torch.complex128)
+        low = batchedtorch.factor_gradients(t, f[:, high:])
+        if high:
+            low = torch.cat([batchedtorch.factor_gradients(s, f[:, :high]), low], dim=1)
+        return low.to(factors.dtype)

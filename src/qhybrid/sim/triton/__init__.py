@@ -7,6 +7,6 @@ first import of Triton) the same kernels run on CPU tensors: that is how they ar
 """
 from __future__ import annotations
 
-from .status import MIN_CAPABILITY, interpreting
+from .status import MIN_CAPABILITY, capability_path, interpreting
 
-__all__ = ["MIN_CAPABILITY", "interpreting"]
+__all__ = ["MIN_CAPABILITY", "capability_path", "interpreting"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from . import kernels as K
+from .passes import PASS_BITS
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Tiles:
         dense_rows: rows (groups of ``2**K`` amplitudes) per program of a dense matrix.
     """
 
-    pass_bits: int = 10
+    pass_bits: int = PASS_BITS
     tile: int = 4096
     block: int = 2048
     dense_rows: int = 128
@@ -229,3 +230,48 @@ def scale(x: torch.Tensor, weights: Weights, out: torch.Tensor, *, tiles: Tiles 
     block = min(N, tiles.block)
     w, index, shift, mode = weights.args(x)
     K.scale_kernel[(triton_cdiv(N, block), B)](x, out, N, PS, w, index, shift, W=mode, BLOCK=block, ZS=ZS)
+
+
+def pair_pass(x: torch.Tensor, y: torch.Tensor | None, positions, *, pre=None, post=None, lookup=None,
+              direct=None, reduce: str | None = None, weights: Weights = Weights(), make_y: bool = False,
+              store: bool = True, tiles: Tiles = DEFAULT) -> torch.Tensor | None:
+    """One :func:`~.pair_kernels.pair_kernel` pass on ``x`` (psi) and ``y`` (lambda, or None) over the
+    bits ``positions``: ``pre`` butterflies (``"butterfly"`` or None), the reduction ``reduce``
+    (``"inner"``: ``sum w conj(y) x``; ``"norm"``: ``sum w |x|^2``, and ``y = w x`` made there when
+    ``make_y``), the diagonal (``lookup`` ``(index, shift, table)`` with one table row, or ``direct``
+    as :func:`run_pass`), ``post`` butterflies; both stored unless ``store`` is False.
+
+    Returns:
+        The reduction per row, complex128 ``(B,)``, or None.
+    """
+    from . import pair_kernels as PK
+
+    x, B, N, PS, ZS = _view(x)
+    yv = _view(y)[0] if y is not None else x
+    G = len(positions)
+    pos, srt = _pos(positions, x.device)
+    scal = torch.zeros(1, dtype=torch.float64, device=x.device)
+    index, shift, lut, lut_len, diag = srt, 0, x, 0, K.NONE
+    if lookup is not None:
+        index, shift, table = lookup
+        table = table.reshape(-1)
+        lut = torch.stack([table.real, table.imag]).to(x.dtype).contiguous()
+        lut_len, diag = table.shape[0], K.LOOKUP
+    elif direct is not None:
+        index, gamma = direct
+        scal[0] = float(gamma)
+        diag = K.DIRECT
+    rows = N >> G
+    block_r = max(1, min(rows, tiles.tile >> G))
+    grid = (triton_cdiv(rows, block_r), B)
+    red = {None: 0, "inner": 1, "norm": 2}[reduce]
+    part = torch.empty((B, grid[0], 2), dtype=torch.float64, device=x.device) if red else scal
+    w, w_index, w_shift, w_mode = weights.args(x)
+    PK.pair_kernel[grid](x, yv, N, PS, pos, srt, index, shift, lut, lut_len, scal, w, w_index, w_shift, part,
+                         grid[0], G=G, BLOCK_R=block_r, PRE=K.BUTTERFLY if pre else K.NONE, DIAG=diag,
+                         POST=K.BUTTERFLY if post else K.NONE, Y=2 if make_y else (1 if y is not None else 0),
+                         RED=red, W=w_mode, STORE=store, ZS=ZS)
+    if not red:
+        return None
+    s = part.sum(dim=1)
+    return torch.complex(s[:, 0], s[:, 1])

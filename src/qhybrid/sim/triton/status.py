@@ -18,3 +18,22 @@ MIN_CAPABILITY = (8, 0)
 def interpreting() -> bool:
     """True when Triton's interpreter is requested (``TRITON_INTERPRET=1`` in the environment)."""
     return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def capability_path(capability, name: str = "the GPU") -> tuple[str, str]:
+    """``("triton" | "torch", why)``: the kernel set ``qhybrid.gpu`` runs on a GPU of compute
+    ``capability`` (``(major, minor)``; None or ``()``: unknown), where Triton is installed (CUDA
+    builds of torch bring it). ``devices.gpu_kernel_path`` asks this of the local GPU, the
+    estimate of an instance type's GPU model: one rule, one wording.
+
+    Example:
+        >>> capability_path((7, 0), "V100")[0]
+        'torch'
+    """
+    need = ".".join(map(str, MIN_CAPABILITY))
+    if not capability:
+        return "torch", f"{name}'s compute capability is unknown: the torch reference kernels assumed"
+    cap = ".".join(map(str, capability))
+    if tuple(capability) < MIN_CAPABILITY:
+        return "torch", f"{name} has compute capability {cap}, below Triton's documented minimum {need}"
+    return "triton", f"{name}, compute capability {cap}"
