@@ -18,6 +18,7 @@ from qhybrid.estimate import model, probe, work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
 from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch, work_units
 from qhybrid.estimate.hardware import instance_machine
+from qhybrid.estimate.jobtime import PENNYLANE_START_S, fixed_seconds
 from qhybrid.estimate.history import script_history
 from qhybrid.estimate.model import _core_ratio
 from qhybrid.estimate.work import ITEM
@@ -27,7 +28,6 @@ from qhybrid.jobs.spec import InstanceConfig
 from qhybrid.workloads import table
 
 MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
-STARTUP_S = 5.0  # a job's fixed seconds here: interpreter, imports, supervisor, the graph or data
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Row:
     notes: tuple[str, ...] = ()
     total_seconds_range: tuple[float, float] | None = None  # a run to convergence: 80 % of runs
     cost_usd_range: tuple[float, float] | None = None
+    fixed_seconds: float | None = None  # of total_seconds, what is not iterations (.jobtime: start-up, size, compiling)
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
         return _priced(Row(machine.name, device, count, False, None, None, None, None, None, False, "model",
                            notes=(f"{device} needs a GPU; {machine.name} has none",)), inst)
     s, method, seconds, need = job.settings, "model", None, None
+    fixed = PENNYLANE_START_S
     dtype = getattr(s, "dtype", "complex128")
     if job.workload == "qaoa":
         w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
@@ -168,6 +170,7 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
         if job.target.provider == "qhybrid":
             m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
             seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
+            fixed = _fixed("qaoa", machine, cal, notes, settings=s, work=w, own=own, gpu=gpu)
             if gpu:
                 notes.append("GPU model not calibrated on a GPU yet")
         else:
@@ -184,6 +187,8 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
             step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
                             per_machine=per_machine, gpu=gpu)
             seconds, need = step.seconds, step.need
+            fixed = _fixed("qml", machine, cal, notes, settings=s, buffer_bytes=step.need - work.RUNTIME_BYTES,
+                           own=own, gpu=gpu)
             notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
                          f"{step.eval_chunk} in evaluation")
             if step.note:
@@ -206,14 +211,27 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
         available = int(0.8 * machine.memory_bytes)
         need_here = need * per_machine
     units, per_step = load
-    total = None if seconds is None or units is None else STARTUP_S + units * seconds
+    total = None if seconds is None or units is None else fixed + units * seconds
     if seconds is not None and per_step:
         seconds *= per_step  # a job's iteration: every batched start, averaged over the run
     fits = need_here <= available if available else None
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
     return _priced(Row(machine.name, device, count, fits, need_here, available, seconds, total, None, False,
-                       method, notes=tuple(notes)), inst)
+                       method, notes=tuple(notes), fixed_seconds=fixed if total is not None else None), inst)
+
+
+def _fixed(workload: str, machine, cal, notes: list, *, own: bool, gpu: bool, **parts) -> float:
+    """The job's seconds beyond its iterations (:func:`~qhybrid.estimate.jobtime.fixed_seconds`), noting a
+    compilation on an empty kernel cache; on a GPU the start-up alone (its kernels, diagonal and buffers
+    live on the device: not modelled here)."""
+    f = fixed_seconds(workload, machine, cal, own_cache=own and not gpu, **parts)
+    if gpu:
+        return f.start
+    if f.compile:
+        notes.append(f"the kernel cache has no {workload} kernels yet: the first job compiles them "
+                     f"(about {f.compile:.0f} s, counted)")
+    return f.seconds
 
 
 def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:
@@ -263,7 +281,8 @@ def _ranged(row: Row, span: tuple[int, int], units: int, inst) -> Row:
 
     if row.total_seconds is None:
         return row
-    totals = tuple(STARTUP_S + k / units * (row.total_seconds - STARTUP_S) for k in span)
+    fixed = row.fixed_seconds or 0.0
+    totals = tuple(fixed + k / units * (row.total_seconds - fixed) for k in span)
     costs = None
     if inst is None:
         costs = (0.0, 0.0)
