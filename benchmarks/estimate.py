@@ -296,8 +296,8 @@ JOBS = [
     ("qaoa", "--nodes 24 --edges 36 --iterations 5"),
     ("qaoa", "--nodes 26 --edges 39 --iterations 2 --starts 2"),
     ("qml", "--wires 16 --epochs 5"),
-    ("qml", "--wires 18 --data 64 --epochs 3"),
-    ("qml", "--wires 20 --data 32 --epochs 1"),
+    ("qml", "--wires 18 --data 64 --epochs 4"),
+    ("qml", "--wires 20 --data 48 --epochs 1"),
     ("qml", "--wires 22 --data 16 --epochs 1"),
     ("qml", "--wires 24 --data 8 --epochs 1"),
 ]
