@@ -23,7 +23,7 @@ TINY = {
     "qml": {"nwires": "4", "ndata": "16", "batch_size": "16", "epochs": "1"},
 }
 STARTUP_RUNS = 3
-PARTS_NODES = 22  # the QAOA parts' size: its arrays (16-64 MiB) past the last-level cache's share
+PARTS_NODES = 24  # the QAOA parts' size: its int32 diagonal (64 MiB) past the last-level cache, as a large job's is
 DEVICE = "local:qhybrid/qhybrid.cpu"
 
 
