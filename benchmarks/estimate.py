@@ -4,6 +4,12 @@
     PYTHONPATH=src python benchmarks/estimate.py --quick            # fewer sizes
     PYTHONPATH=src python benchmarks/estimate.py --seed-table       # the seed's cost table, recomputed
     PYTHONPATH=src python benchmarks/estimate.py --iterations-suite # QAOA iterations to convergence (the model's data)
+    PYTHONPATH=src python benchmarks/estimate.py --jobs             # whole jobs: predicted total vs billed, ten commands
+
+``--jobs`` runs ten real ``qhybrid qaoa`` / ``qhybrid qml`` commands (16-26 qubits, each 10 s or more
+on the idle 2-core machine, about five minutes in all with the calibration), each after its
+``qhybrid estimate`` with the same options, and tables the local row's predicted total against the
+job's time from start to end (what is billed, in whole seconds).
 
 For each size: the ``local`` row of ``estimate_job`` (the model on this machine's
 calibration, or the PennyLane probe) against the median of a few real iterations
@@ -282,12 +288,64 @@ def seed_table() -> None:
               f"`qhybrid estimate {args} --device {device}` |", flush=True)
 
 
+# (workload, options): whole jobs of 10 s or more here (the 2-core AMD EPYC, idle)
+JOBS = [
+    ("qaoa", "--nodes 18 --edges 27 --iterations 250"),
+    ("qaoa", "--nodes 20 --edges 30 --iterations 80"),
+    ("qaoa", "--nodes 22 --edges 33 --iterations 20"),
+    ("qaoa", "--nodes 24 --edges 36 --iterations 5"),
+    ("qaoa", "--nodes 26 --edges 39 --iterations 2 --starts 2"),
+    ("qml", "--wires 16 --epochs 5"),
+    ("qml", "--wires 18 --data 64 --epochs 4"),
+    ("qml", "--wires 20 --data 48 --epochs 1"),
+    ("qml", "--wires 22 --data 16 --epochs 1"),
+    ("qml", "--wires 24 --data 8 --epochs 1"),
+]
+
+
+def _cli(*argv: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "qhybrid", *argv], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def whole_jobs(cases=JOBS) -> list[dict]:
+    """Each command's ``qhybrid estimate`` (the local row's total) against the real job's time from start to
+    end (``measured_seconds``; billed: its whole seconds), run one after the other on this machine."""
+    from qhybrid import Job
+
+    print("| command | predicted total | of which fixed | measured (start to end) | billed | error | load before |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    rows = []
+    for workload, options in cases:
+        est = _cli("estimate", workload, *options.split(), "--instances", "ml.m5.2xlarge", "--json")
+        local = next(r for r in est["rows"] if r["target"] == "local")
+        load = os.getloadavg()[0]
+        run = _cli(workload, *options.split(), "--quiet", "--json")
+        info = Job(run["job"]).describe()
+        measured, billed = info["measured_seconds"], info["billed_seconds"]
+        err = local["total_seconds"] / measured - 1
+        rows.append({"workload": workload, "options": options, "predicted_s": local["total_seconds"],
+                     "fixed_s": local["fixed_seconds"], "measured_s": measured, "billed_s": billed, "error": err,
+                     "state": run["state"], "load": load})
+        print(f"| `qhybrid {workload} {options}` | {local['total_seconds']:.1f} s | {local['fixed_seconds']:.1f} s | "
+              f"{measured:.1f} s | {billed:.0f} s | {100 * err:+.0f} % | {load:.1f} |", flush=True)
+    ok = sum(abs(r["error"]) <= 0.25 for r in rows)
+    print(f"{ok}/{len(rows)} within +-25 %; load average after: {os.getloadavg()}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed-table", action="store_true")
     parser.add_argument("--iterations-suite", action="store_true",
                         help="iterations the default QAOA job takes to converge, n = 10..18, 8 seeds, p = 1..3")
+    parser.add_argument("--jobs", action="store_true",
+                        help="whole jobs: ten qhybrid qaoa/qml commands, predicted total vs measured start to end")
     parser.add_argument("--cases", choices=("all", "ours", "probe"), default="all",
                         help="our engines, the probed PennyLane devices, or both")
     parser.add_argument("--interleave", action="store_true",
@@ -308,6 +366,9 @@ def main() -> None:
     cal = local_calibration(refresh=not args.keep_calibration)
     print(f"calibration: {cal}")
     print(f"load average before: {os.getloadavg()}")
+    if args.jobs:
+        whole_jobs()
+        return
     print("| workload | device | n | how | predicted s/iter | measured s/iter (best CPU) | median CPU | median "
           "wall-clock | error | within target |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -15,7 +15,9 @@ def fixed_calibration() -> Calibration:
                        qaoa_iteration_s=1.2e-4, qaoa_call_s=1.6e-5, qaoa_serial_gflops=3.6,
                        qaoa_parallel_small_gflops=5.0, qaoa_parallel_gflops=6.5,
                        qaoa_parallel_large_gflops=7.5, qml_step_s=5e-3, qml_eval_s=1.5e-3, qml_small_gflops=2.5, qml_mid_gflops=1.0,
-                       qml_gflops=2.5, qml_large_gflops=2.2, pool_wake_s=2e-5, pool_submit_s=5e-6, fresh_s_per_gb=1.2, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
+                       qml_gflops=2.5, qml_large_gflops=2.2, pool_wake_s=2e-5, pool_submit_s=5e-6, fresh_s_per_gb=1.2,
+                       job_start_qaoa_s=1.5, job_start_qml_s=3.5, qaoa_diagonal_s=2.5e-9,
+                       qaoa_first_s_per_byte=5e-10, qaoa_ending_s=6e-8, measured="2026-12-01T09:00:00+00:00", seconds=6.0)
 
 
 @pytest.fixture

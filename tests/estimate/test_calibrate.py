@@ -13,7 +13,10 @@ def test_bandwidth_probe_measures_something():
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],
-            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25]}
+            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25],
+            "calibrate_job.measure_qaoa_parts": [2e-9, 4e-10, 5e-8], "calibrate_job.measure_startup": 1.75}
+ASKED = ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate_qml.measure_qml",
+         "calibrate_job.measure_qaoa_parts", "calibrate_job.measure_startup", "calibrate_job.measure_startup"]
 
 
 @pytest.fixture
@@ -33,20 +36,22 @@ def fake_measurements(monkeypatch):
 def test_calibration_is_cached_by_machine_and_read_back(fake_measurements, _isolated_home):
     measured = fake_measurements
     first = calibrate.local_calibration()
-    assert measured == ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate_qml.measure_qml"]
+    assert measured == ASKED
     assert not first.nominal and (first.pool_wake_s, first.pool_submit_s) == (2e-5, 5e-6) and first.qaoa_iteration_s == 1e-4
     assert first.cache_bandwidth_gbs == 40.0 and first.thread_bandwidth_gbs == 20.0
     assert calibrate.cache_path() == _isolated_home / "calibration.json"
     stored = json.loads(calibrate.cache_path().read_text())
     assert list(stored) == [calibrate.machine_key()] and first.cpu_model in calibrate.machine_key()
     assert (first.qaoa_serial_gflops, first.qml_gflops, first.qml_eval_s) == (3.0, 9.0, 1e-3)
+    assert (first.job_start_qaoa_s, first.job_start_qml_s, first.qaoa_diagonal_s, first.qaoa_ending_s) == (
+        1.75, 1.75, 2e-9, 5e-8)
 
     again = calibrate.local_calibration()  # from the cache: nothing measured
-    assert again == first and len(measured) == 3
+    assert again == first and len(measured) == len(ASKED)
     assert calibrate.cached_calibration() == first
 
     calibrate.local_calibration(refresh=True)
-    assert len(measured) == 6
+    assert len(measured) == 2 * len(ASKED)
 
 
 def test_another_machine_is_calibrated_anew(monkeypatch, fake_measurements):

@@ -210,3 +210,49 @@ def test_threaded_sweep_matches_one_thread_and_the_reference(monkeypatch, stored
     assert abs(e3 - e1) < 1e-12 and abs(e3 - e0) < 1e-10
     np.testing.assert_allclose(g3, g1, atol=1e-12, rtol=0)
     np.testing.assert_allclose(g3, g0, atol=1e-10, rtol=0)
+
+
+def test_top_of_ranks_in_chunks_like_one_sort():
+    from qhybrid.qaoa.sweep import top_of
+
+    rng = np.random.default_rng(3)
+    psi = (rng.normal(size=1000) + 1j * rng.normal(size=1000)).astype(np.complex128)
+    psi[[5, 700, 999]] = psi[300]  # ties across chunks: the lower index first
+    probs = psi.real**2 + psi.imag**2
+    order = np.lexsort((np.arange(psi.size), -probs))[:9]
+    expected = [(float(probs[i]), int(i)) for i in order]
+    for chunk in (7, 64, 1000, 4096):
+        assert top_of(psi, 9, chunk=chunk) == expected
+    assert top_of(psi[:3], 9) == [(float(probs[i]), int(i)) for i in np.lexsort((np.arange(3), -probs[:3]))]
+
+
+def test_most_likely_makes_no_state_sized_temporary(monkeypatch):
+    # at 30 nodes the half state is 8 GiB: ranking it through float64 copies of the whole state made
+    # three 4 GiB temporaries, more than this 24 GiB machine had left
+    import tracemalloc
+
+    from qhybrid.qaoa import sweep
+
+    monkeypatch.setattr(sweep, "TOP_CHUNK", 2**16, raising=False)
+    q = QAOA(random_graph(21, 30, seed=1))
+    x = _params(1, seed=2)
+    q.energy(x)
+    tracemalloc.start()
+    try:
+        q.most_likely(x, 64)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    half = 2**20 * 16
+    assert peak < half / 2
+
+
+def test_memory_counts_the_simulated_half_and_the_diagonal_build():
+    from qhybrid.qaoa import memory
+
+    # Max-Cut at 30 nodes: two half states (8 GiB each), the uint8 index and its int16 half copy;
+    # the diagonal's int32 build (5 GiB) comes first and frees before the states exist
+    assert memory.required_bytes(30, symmetric=True, layers=2) == 2 * 2**29 * 16 + 2**30 + 2 * 2**29
+    assert memory.required_bytes(30) == 2 * 2**30 * 16 + 2**30 + 2 * 2**30  # no symmetry: full states
+    # small: the stored-state sweep's three extra states are kept (they fit STORE_BUDGET)
+    assert memory.required_bytes(14, symmetric=True, layers=2) == 2**14 + 2 * 2**13 + 5 * 2**13 * 16

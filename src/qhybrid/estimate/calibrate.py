@@ -34,7 +34,7 @@ from qhybrid.estimate.work import qaoa_work
 from qhybrid.devices import local_gpus
 from qhybrid.jobs.instances import local_cores
 
-VERSION = 6
+VERSION = 7
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
@@ -68,6 +68,11 @@ class Calibration:
     pool_wake_s: float  # per kernel call on more than one thread (sim.pool.run_parts): the hand-off
     pool_submit_s: float  # and per extra thread
     fresh_s_per_gb: float  # a temporary past work.FRESH_MIN: mapped and page-faulted in at every call
+    job_start_qaoa_s: float  # a tiny job, start to end as billed (.calibrate_job): what every job pays
+    job_start_qml_s: float
+    qaoa_diagonal_s: float  # the QAOA job's cost diagonal, per amplitude per edge (one thread)
+    qaoa_first_s_per_byte: float  # its first sweep's extra time (buffers planned, faulted in), per buffer byte
+    qaoa_ending_s: float  # its ending less two forward passes (ranking, answer), per simulated amplitude
     measured: str
     seconds: float
     nominal: bool = False  # True: not measured, this CPU's peak times the efficiencies of NOMINAL
@@ -272,7 +277,8 @@ NOMINAL = {
     "qaoa_parallel_large_gflops": 0.153, "qml_small_gflops": 0.094, "qml_mid_gflops": 0.125,
     "qml_gflops": 0.148, "qml_large_gflops": 0.248,  # per busy thread: fractions of one core's peak
     "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 3.4e-3, "qml_eval_s": 1.2e-3, "pool_wake_s": 3e-5,
-    "pool_submit_s": 6e-6, "fresh_s_per_gb": 1.2,
+    "pool_submit_s": 6e-6, "fresh_s_per_gb": 1.2, "job_start_qaoa_s": 1.6, "job_start_qml_s": 3.5,
+    "qaoa_diagonal_s": 2.5e-9, "qaoa_first_s_per_byte": 5e-10, "qaoa_ending_s": 6e-8,
 }
 NOMINAL_GHZ = 2.45
 PER_THREAD = ("qml_small_gflops", "qml_mid_gflops", "qml_gflops", "qml_large_gflops", "qaoa_serial_gflops")
@@ -314,6 +320,8 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     wake, submit = isolated("calibrate.measure_dispatch")
     step_s, qml_small, qml_mid, qml_rate, qml_large, eval_s, fresh = isolated("calibrate_qml.measure_qml", wake, submit,
                                                                               cache, one)
+    diagonal, first, ending = isolated("calibrate_job.measure_qaoa_parts")
+    start_qaoa, start_qml = isolated("calibrate_job.measure_startup", "qaoa"), isolated("calibrate_job.measure_startup", "qml")
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
@@ -322,7 +330,8 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
         qaoa_parallel_large_gflops=parallel_large,
         qml_step_s=step_s, qml_eval_s=eval_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large, pool_wake_s=wake,
-        pool_submit_s=submit, fresh_s_per_gb=fresh,
+        pool_submit_s=submit, fresh_s_per_gb=fresh, job_start_qaoa_s=start_qaoa, job_start_qml_s=start_qml,
+        qaoa_diagonal_s=diagonal, qaoa_first_s_per_byte=first, qaoa_ending_s=ending,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )

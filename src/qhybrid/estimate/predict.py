@@ -17,20 +17,19 @@ from dataclasses import asdict, dataclass, field
 from qhybrid.devices import Target, resolve
 from qhybrid.errors import SpecError
 from qhybrid.estimate import gpu as gpu_model
-from qhybrid.estimate import model, probe, work
+from qhybrid.estimate import work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
-from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qml_epoch, work_units
+from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, work_units
 from qhybrid.estimate.hardware import instance_machine
 from qhybrid.estimate.history import script_history
 from qhybrid.estimate.model import _core_ratio
-from qhybrid.estimate.work import ITEM
+from qhybrid.estimate.workparts import qml_parts, qaoa_parts
 from qhybrid.jobs import instances
 from qhybrid.jobs.instances import catalogue, get_instance
 from qhybrid.jobs.spec import JobSpec, build_spec
 from qhybrid.workloads import table
 
 MODELLED_ONLY = ("local:pennylane/lightning.gpu",)
-STARTUP_S = 5.0  # a job's fixed seconds here: interpreter, imports, supervisor, the graph or data
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,7 @@ class Row:
     total_seconds_range: tuple[float, float] | None = None  # a run to convergence: 80 % of runs
     cost_usd_range: tuple[float, float] | None = None
     kernels: str = ""  # qhybrid.gpu's kernel set on this type: "triton" or "torch" ("" not a GPU row)
+    fixed_seconds: float | None = None  # of total_seconds, what is not iterations (.jobtime: start-up, size, compiling)
 
 
 @dataclass(frozen=True)
@@ -169,9 +169,10 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
         kernels, why = gpu_model.kernel_path(machine)
         notes.append(f"kernels: {kernels} ({why})")
     if job.workload == "qaoa":
-        method, seconds, need = _qaoa(job, machine, cal, gpu, notes, kernels=kernels)
+        method, seconds, need, fixed = qaoa_parts(job, machine, cal, gpu, notes, kernels=kernels, own=own)
     elif job.workload == "qml":
-        method, seconds, need = _qml(job, machine, cal, gpu, notes, count=count, world=world, kernels=kernels)
+        method, seconds, need, fixed = qml_parts(job, machine, cal, gpu, notes, count=count, world=world,
+                                            kernels=kernels, own=own)
     else:
         return _priced(_script_row(job, machine, cal, count, device), inst)
     if gpu:
@@ -181,83 +182,15 @@ def _row(job: _Job, machine, inst, cal, count: int, load: tuple, *, own: bool = 
         available = int(0.8 * machine.memory_bytes)
         need_here = need * per_machine
     units, per_step = load
-    total = None if seconds is None or units is None else STARTUP_S + units * seconds
+    total = None if seconds is None or units is None else fixed + units * seconds
     if seconds is not None and per_step:
         seconds *= per_step  # a job's iteration: every batched start, averaged over the run
     fits = need_here <= available if available else None
     if fits is False:
         notes.append(f"needs {need_here / 2**30:.2f} GiB, has {available / 2**30:.2f} GiB")
     return _priced(Row(machine.name, device, count, fits, need_here, available, seconds, total, None, False,
-                       method, notes=tuple(notes), kernels=kernels), inst)
-
-
-def _qaoa(job: _Job, machine, cal, gpu: bool, notes: list, *, kernels: str = "") -> tuple[str, float | None, int]:
-    """``(method, seconds per start's iteration, bytes needed)`` of the QAOA workload on ``machine``
-    (``kernels``: the GPU kernel set, ``"triton"`` or ``"torch"``; empty on a CPU)."""
-    s = job.settings
-    dtype = getattr(s, "dtype", "complex128")
-    if kernels:
-        w = gpu_model.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, kernels=kernels)
-    else:
-        w = work.qaoa_work(s.n_nodes, s.n_layers, dtype=dtype, problem=s.problem, gpu=gpu)
-    if job.target.provider != "qhybrid":  # lightning.gpu is modelled, lightning.qubit & co probed
-        need = 3 * 2**s.n_nodes * work.ITEM[dtype] + work.RUNTIME_BYTES
-        return "model" if gpu else "probe", _pennylane(job, machine, cal, gpu, notes), need
-    m = s.n_nodes - 1 if s.problem == "maxcut" else s.n_nodes
-    seconds = model.gpu_seconds(w, machine) if gpu else model.qaoa_cpu_seconds(w, machine, cal, simulated_qubits=m)
-    if gpu:
-        notes.append("GPU model not calibrated on a GPU yet")
-    return "model", seconds, w.memory_bytes
-
-
-def _qml(job: _Job, machine, cal, gpu: bool, notes: list, *, count: int, world: int,
-         kernels: str = "") -> tuple[str, float | None, int]:
-    """``(method, seconds per step, bytes needed)`` of the QML workload on ``machine``, over ``world``
-    ranks on ``count`` instances (the all-reduce added)."""
-    s = job.settings
-    held, steps = qml_epoch(s)
-    local_batch = max(1, math.ceil((s.ndata - held) / steps / world))  # a step's samples on one rank
-    params = work.qml_params(s.nwires)
-    method = "model"
-    if job.target.provider == "qhybrid":
-        from qhybrid.estimate.qmlstep import qml_step
-
-        step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
-                        per_machine=max(1, world // count), gpu=gpu, kernels=kernels or None)
-        seconds, need = step.seconds, step.need
-        notes.append(f"the engine simulates {step.chunk} sample(s) at a time in training, "
-                     f"{step.eval_chunk} in evaluation")
-        if step.note:
-            notes.append(step.note)
-        if gpu:
-            notes.append("GPU model not calibrated on a GPU yet")
-    else:
-        method = "model" if gpu else "probe"
-        # a TorchLayer runs sample by sample
-        need = 3 * 2**s.nwires * work.ITEM[getattr(s, "dtype", "complex128")] + work.RUNTIME_BYTES
-        seconds = _pennylane(job, machine, cal, gpu, notes, batch=local_batch)
-    if seconds is not None and world > 1:
-        seconds += model.allreduce_seconds(params, world=world, instance_count=count, machine=machine, gpu=gpu)
-        notes.append(f"data parallel over {world} ranks (all-reduce of {params} parameters)")
-    return method, seconds, need
-
-
-def _pennylane(job: _Job, machine, cal, gpu: bool, notes: list, batch: int = 1) -> float | None:
-    s = job.settings
-    n = s.n_nodes if job.workload == "qaoa" else s.nwires
-    edges = getattr(s, "n_edges", 0)
-    layers = getattr(s, "n_layers", 2)
-    item = ITEM[getattr(s, "dtype", "complex128")]
-    if gpu:
-        notes.append("lightning.gpu modelled (its adjoint's state passes at the GPU's bandwidth), not probed: "
-                     "no GPU measured, uncalibrated")
-        return probe.lightning_gpu_seconds(job.workload, n=n, edges=edges, layers=layers, batch=batch,
-                                           machine=machine, item=item)
-    pr = probe.probe(job.target, job.workload, n=n, edges=edges, layers=layers, batch=batch, measure=not cal.nominal)
-    notes.append(f"probe: {pr.device} timed here at {', '.join(map(str, pr.sizes))} qubits, scaled by 2^n x gates"
-                 if pr.sizes else f"probe NOT run: {pr.device} taken as lightning.qubit's nominal probe")
-    return probe.probe_seconds(pr, n=n, edges=edges, layers=layers, state_bytes=2**n * item,
-                               l3_bytes=machine.l3_bytes, core_ratio=_core_ratio(machine, cal))
+                       method, notes=tuple(notes), kernels=kernels,
+                       fixed_seconds=fixed if total is not None else None), inst)
 
 
 def _script_row(job: _Job, machine, cal, count: int, device: str) -> Row:
@@ -289,7 +222,8 @@ def _ranged(row: Row, span: tuple[int, int], units: int, inst) -> Row:
 
     if row.total_seconds is None:
         return row
-    totals = tuple(STARTUP_S + k / units * (row.total_seconds - STARTUP_S) for k in span)
+    fixed = row.fixed_seconds or 0.0
+    totals = tuple(fixed + k / units * (row.total_seconds - fixed) for k in span)
     costs = None
     if inst is None:
         costs = (0.0, 0.0)

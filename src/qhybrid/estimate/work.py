@@ -120,7 +120,9 @@ def qaoa_work(n: int, layers: int, *, dtype: str = "complex128", problem: str = 
         extra_states = 0
     flops = half * (p * (4 * m + 12) + 10 + back_flops)
     states = 2 + extra_states
-    memory = states * s + half * (2 + 2 + 4) + RUNTIME_BYTES  # index, int16 copy, int32 while building
+    from qhybrid.qaoa import memory as qaoa_memory  # the engine's own answer: the diagonal's build, then the sweep
+
+    memory = qaoa_memory.required_bytes(n, dtype=dtype, symmetric=m != n, layers=p) + RUNTIME_BYTES
     return Work(calls=4 * p + 1, passes=(forward + backward) / s, bytes=float(forward + backward),
                 flops=float(flops), memory_bytes=int(memory), working_set_bytes=states * s + i,
                 params=2 * p, dtype=dtype)

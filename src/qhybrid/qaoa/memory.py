@@ -24,18 +24,26 @@ def state_bytes(n: int, dtype) -> int:
 
 
 def required_bytes(n: int, *, dtype="complex128", kernels: str = "numba", batch: int = 1,
-                   index_itemsize: int = 1) -> int:
+                   index_itemsize: int = 1, symmetric: bool = False, layers: int = 1) -> int:
     """Peak bytes for one energy+gradient call (estimate, including the cost diagonal).
 
-    ``kernels``: the kernel set's name. The fused numba path keeps two states (psi, lambda) plus the small-int cost index;
-    the torch reference keeps about eight states' worth of temporaries per parameter set
+    ``kernels``: the kernel set's name. The fused numba path's peak is the larger of building the
+    cost diagonal (an int32 accumulator over ``2**n`` and the small-int index cast from it) and the
+    sweep: that index, its int16 copy over the simulated states, two states (psi, lambda) of
+    ``2**(n-1)`` amplitudes under Max-Cut's flip symmetry (``symmetric``), else ``2**n``, and the
+    stored-state sweep's ``2 layers - 1`` extra states when they fit ``STORE_BUDGET``. The ranking
+    of the likeliest bitstrings works in chunks (``sweep.top_of``): no state-sized temporary.
+    The torch reference keeps about eight states' worth of temporaries per parameter set
     and a dense float64 diagonal.
     """
-    s = state_bytes(n, dtype)
     size = 2**n
     if kernels == "numba":
-        return 2 * s + size * (index_itemsize + 2 + 4)  # + int16 copy, int32 accumulator while building
-    return batch * 8 * s + size * (8 + 1 + index_itemsize + 4)
+        m = n - 1 if symmetric and n >= 2 else n
+        s, half = state_bytes(m, dtype), 2**m
+        extra = (2 * layers - 1) * s if (2 * layers + 1) * s + 2 * half <= STORE_BUDGET else 0
+        build = size * (4 + index_itemsize)
+        return max(build, size * index_itemsize + 2 * half + (2 * s + extra))
+    return batch * 8 * state_bytes(n, dtype) + size * (8 + 1 + index_itemsize + 4)
 
 
 def available_bytes(device) -> int:

@@ -99,7 +99,9 @@ class QAOA:
         self.dtype, self.device, self.backend, self.problem = dtype, device, self.kernels.name, problem
         n = n_nodes if n_nodes is not None else (graph.n_nodes if hasattr(graph, "n_nodes") else None)
         n_est = n if n is not None else _count_nodes(graph)
-        memory.check_fits(memory.required_bytes(n_est, dtype=dtype, kernels=self.kernels.name), n=n_est,
+        need = memory.required_bytes(n_est, dtype=dtype, kernels=self.kernels.name,
+                                     symmetric=problem == "maxcut" and n_est >= 2)
+        memory.check_fits(need, n=n_est,
                           device=device, limit=memory_limit)
         self.diagonal: CostDiagonal = cost_diagonal(graph, problem, device=device, n_nodes=n_nodes, weight=weight)
         self.n = self.diagonal.n

@@ -288,12 +288,27 @@ class FusedSweep:
         return e, g
 
 
-def _top(probs: np.ndarray, k: int) -> list[tuple[float, int]]:
-    """The ``k`` largest ``(probability, index)`` pairs, largest first."""
-    k = min(k, probs.size)
-    idx = np.argpartition(-probs, k - 1)[:k]
-    idx = idx[np.argsort(-probs[idx], kind="stable")]
-    return [(float(probs[i]), int(i)) for i in idx]
+#: Amplitudes ranked at a time by :func:`top_of`: its temporaries stay a few MiB whatever the state's size
+#: (ranking a 2**29-amplitude half at once made three 4 GiB float64 arrays, more than the state itself).
+TOP_CHUNK = 1 << 20
+
+
+def top_of(psi: np.ndarray, k: int, *, chunk: int | None = None) -> list[tuple[float, int]]:
+    """The ``k`` largest ``(probability, index)`` pairs of the state ``psi``, largest first (equal
+    probabilities: the lower index first), ranked ``chunk`` amplitudes at a time: each chunk's best
+    ``k`` (its own ``|psi|**2`` in float64) are merged with those kept so far, so no state-sized
+    temporary is made (``chunk``: default :data:`TOP_CHUNK`)."""
+    k, chunk = min(k, psi.size), chunk or TOP_CHUNK
+    kept_p, kept_i = np.empty(0), np.empty(0, dtype=np.int64)
+    for start in range(0, psi.size, chunk):
+        part = psi[start:start + chunk]
+        probs = part.real.astype(np.float64) ** 2 + part.imag.astype(np.float64) ** 2
+        best = np.argpartition(-probs, k - 1)[:k] if probs.size > k else np.arange(probs.size)
+        kept_p = np.concatenate([kept_p, probs[best]])
+        kept_i = np.concatenate([kept_i, best + start])
+        order = np.lexsort((kept_i, -kept_p))[:k]
+        kept_p, kept_i = kept_p[order], kept_i[order]
+    return [(float(p), int(i)) for p, i in zip(kept_p, kept_i)]
 
 
 class NumbaQAOA:
@@ -345,11 +360,10 @@ class NumbaQAOA:
         """The ``k`` most likely indices; with the flip symmetry the half is ranked, then each index
         expanded to its flipped pair (``psi(0 y) = psi(1 not y)``)."""
         self._run(arr[0], grad=False)
+        psi = self._sweep.buffers.psi  # ranked in place: no copy of the state (at 30 nodes, 8 GiB)
         if self._sweep.buffers.fold != 2.0:
-            psi = self._sweep.final_state()
-            return _top(psi.real.astype(np.float64) ** 2 + psi.imag.astype(np.float64) ** 2, k)
-        half = self._sweep.buffers.psi
+            return top_of(psi, k)
         pairs = []
-        for p, y in _top(half.real.astype(np.float64) ** 2 + half.imag.astype(np.float64) ** 2, (k + 1) // 2):
+        for p, y in top_of(psi, (k + 1) // 2):
             pairs += [(p, y), (p, 2**self.n - 1 - y)]
         return pairs[:k]

@@ -83,7 +83,8 @@ def qaoa_preflight(settings, target: Target, *, input_data: dict, processes: int
 
     check_diff_method(target, settings.diff_method)
     n = _graph_nodes(input_data.get("input-graph"), settings.n_nodes)
-    need = memory.required_bytes(n, dtype=settings.dtype)
+    need = memory.required_bytes(n, dtype=settings.dtype, symmetric=settings.problem == "maxcut",
+                                 layers=settings.n_layers)
     # free CUDA memory is torch's answer: asked here only when torch is loaded anyway (importing
     # it costs the command a second or more); otherwise the job's QAOA checks the fit itself
     if not target.needs_gpu or ("torch" in sys.modules and cuda_expected()):

@@ -1,0 +1,89 @@
+"""The whole job's time: the start-up, the size terms and a cold kernel cache counted beside the iterations."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import qhybrid.workloads.qaoa as wq
+import qhybrid.workloads.qml as wm
+from qhybrid.estimate import estimate_job, jobtime
+from qhybrid.estimate.calibrate import local_machine
+from qhybrid.estimate.work import qaoa_work
+from qhybrid.jobs import InstanceConfig
+
+
+@pytest.fixture
+def warm(monkeypatch):
+    """A kernel cache holding every kernel (no compilation counted)."""
+    monkeypatch.setattr(jobtime, "kernels_cached", lambda workload, dtype="complex128": True)
+
+
+def _qaoa(n: int, iterations: int = 12, starts: int = 4) -> dict:
+    hp = {"n_nodes": str(n), "n_edges": str(int(1.5 * n)), "iterations": str(iterations), "starts": str(starts)}
+    return {"device": "local:qhybrid/qhybrid.cpu", "source_module": wq.__file__, "entry_point": "qaoa",
+            "hyperparameters": hp, "instance_config": InstanceConfig(instanceType="ml.m5.2xlarge")}
+
+
+def _qml(n: int, ndata: int = 16, epochs: int = 1) -> dict:
+    hp = {"nwires": str(n), "ndata": str(ndata), "epochs": str(epochs), "batch_size": "16"}
+    return {"device": "local:qhybrid/qhybrid.cpu", "source_module": wm.__file__, "entry_point": "qml",
+            "hyperparameters": hp, "instance_config": InstanceConfig(instanceType="ml.m5.2xlarge")}
+
+
+def _local(kwargs, cal):
+    return estimate_job(kwargs, instances=["ml.m5.2xlarge"], calibration=cal).row("local")
+
+
+def test_the_measured_start_up_is_the_jobs_fixed_part(calibration, warm):
+    # a tiny job's start-to-end time, measured once per machine, is what every job pays besides its work
+    # (v6 added 5 s whatever the machine measured)
+    slow = replace(calibration, job_start_qaoa_s=9.0)
+    a, b = _local(_qaoa(10), calibration), _local(_qaoa(10), slow)
+    assert b.fixed_seconds - a.fixed_seconds == pytest.approx(7.5)
+    assert b.total_seconds - a.total_seconds == pytest.approx(7.5)
+    ml = replace(calibration, job_start_qml_s=10.0)
+    assert _local(_qml(8), ml).total_seconds - _local(_qml(8), calibration).total_seconds == pytest.approx(6.5)
+
+
+def test_qaoa_fixed_part_grows_with_the_graph(calibration, warm):
+    # the cost diagonal (2^n amplitudes x edges), the buffers faulted in, the ending over 2^(n-1):
+    # at 24 nodes the job's fixed part is past its start-up by the model's terms, not a constant
+    row = _local(_qaoa(24), calibration)
+    w = qaoa_work(24, 2)
+    size = (2.5e-9 * 2**24 * 36 + 5e-10 * w.working_set_bytes + 6e-8 * 2**23)
+    assert row.fixed_seconds == pytest.approx(1.5 + size)
+    small = _local(_qaoa(16), calibration)
+    assert small.fixed_seconds < 1.6 < row.fixed_seconds
+    # and the total is the fixed part plus every batched start's iterations and the final evaluation
+    assert row.total_seconds == pytest.approx(row.fixed_seconds + row.seconds_per_iteration * 12 * 49 / 48)
+
+
+def test_qml_buffers_are_faulted_in_once(calibration, warm):
+    row = _local(_qml(20), calibration)
+    buffers = row.needed_bytes - 400 * 2**20
+    assert row.fixed_seconds == pytest.approx(3.5 + buffers / 1e9 * 1.2)
+
+
+def test_an_empty_kernel_cache_adds_the_compilation_here_only(calibration, monkeypatch):
+    monkeypatch.setattr(jobtime, "kernels_cached", lambda workload, dtype="complex128": False)
+    est = estimate_job(_qaoa(12), instances=["ml.m5.2xlarge", "ml.c5.xlarge"], calibration=calibration)
+    monkeypatch.setattr(jobtime, "kernels_cached", lambda workload, dtype="complex128": True)
+    warm_est = estimate_job(_qaoa(12), instances=["ml.m5.2xlarge", "ml.c5.xlarge"], calibration=calibration)
+    extra = est.row("local").total_seconds - warm_est.row("local").total_seconds
+    assert extra == pytest.approx(jobtime.COMPILE_S["qaoa"])
+    assert any("compiles them" in n for n in est.row("local").notes)
+    assert est.row("ml.m5.2xlarge").total_seconds > warm_est.row("ml.m5.2xlarge").total_seconds  # the job's own
+    assert est.row("ml.c5.xlarge").total_seconds == pytest.approx(warm_est.row("ml.c5.xlarge").total_seconds)
+
+
+def test_other_machines_scale_the_fixed_part_by_core_speed(calibration, warm):
+    est = estimate_job(_qaoa(20), instances=["ml.m5.2xlarge", "ml.c5.xlarge"], calibration=calibration)
+    from qhybrid.estimate.hardware import instance_machine
+    from qhybrid.estimate.model import _core_ratio
+    from qhybrid.jobs.instances import get_instance
+
+    here, there = est.row("local"), est.row("ml.c5.xlarge")
+    ratio = _core_ratio(instance_machine(get_instance("ml.c5.xlarge")), calibration)
+    assert ratio != pytest.approx(_core_ratio(local_machine(calibration), calibration))
+    assert there.fixed_seconds == pytest.approx(here.fixed_seconds / ratio)
