@@ -209,7 +209,7 @@ def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", rang
 
     Example:
         >>> qml_eval_work(4, 52).calls
-        1
+        3
     """
     item = _check_dtype(dtype)
     gates = qml_gates(n_wires, ranges)
