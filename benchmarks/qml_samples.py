@@ -6,6 +6,8 @@ engines alternating size by size in one run. A measurement: the layer built with
 weights, one warm-up step (ours: the kernels load from numba's cache; not for the peer past
 ``--peer-warm-max`` wires, where a step takes minutes), then one timed step (forward of a
 ``batch`` of inputs, ``sum().backward()``) and the outputs of both engines compared.
+``--trees main=/work/main,new=.`` runs ours from each source tree instead (its ``src`` first on
+``PYTHONPATH``, its own numba cache), alternating: old against new in one run.
 
 Used by ``benchmarks/qml.py --per-sample 20,22,24`` (or run directly, same options).
 """
@@ -41,8 +43,8 @@ def step():
     out = layer(inputs).reshape(-1)
     out.sum().backward()
     return out.detach()
-if warm:
-    step()
+if warm:  # loads (or compiles) the kernels: one sample is enough
+    layer(x[:1].clone().requires_grad_()).sum().backward()
 t = time.perf_counter(); cpu = time.process_time()
 out = step()
 wall, cpu = time.perf_counter() - t, time.process_time() - cpu
@@ -53,9 +55,14 @@ print(json.dumps({"engine": engine, "n": n, "batch": batch, "s_per_sample": wall
 """
 
 
-def measure(engine: str, n: int, batch: int, *, warm: bool, timeout: float) -> dict:
-    """One measurement in a fresh process (``engine``: ``qhybrid`` or ``lightning.qubit``)."""
+def measure(engine: str, n: int, batch: int, *, warm: bool, timeout: float, tree: str | None = None) -> dict:
+    """One measurement in a fresh process (``engine``: ``qhybrid`` or ``lightning.qubit``; ``tree``: a
+    source tree whose ``src`` comes first on ``PYTHONPATH``)."""
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    if tree:
+        src = str(Path(tree).resolve() / "src")
+        env.update(PYTHONPATH=os.pathsep.join([src, env.get("PYTHONPATH", "")]),
+                   NUMBA_CACHE_DIR=str(Path.home() / ".cache" / f"qhybrid-numba-{Path(tree).resolve().name}"))
     proc = subprocess.run([sys.executable, "-c", CHILD, engine, str(n), str(batch), "1" if warm else "0"],
                           capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode:
@@ -82,6 +89,20 @@ def rows(wires, batches, *, peer_warm_max: int = 20, peer: bool = True, timeout:
     return table
 
 
+def tree_rows(wires, batches, trees: dict, *, timeout: float = 3600) -> list[dict]:
+    """Ours from each source tree (``{label: path}``), alternating at every size and batch."""
+    table = []
+    for n in wires:
+        for batch in batches:
+            for label, tree in trees.items():
+                r = measure("qhybrid", n, batch, warm=True, timeout=timeout, tree=tree)
+                table.append({"tree": label, **{k: v for k, v in r.items() if k != "out"}})
+                print(f"| {label} | {n} | {batch} | {r.get('s_per_sample', float('nan')):.3f} s | "
+                      f"{r.get('peak_gib', float('nan')):.2f} GiB (chunk {r.get('chunk')}) |"
+                      + (f" {r['error']}" if "error" in r else ""), flush=True)
+    return table
+
+
 def _line(r: dict) -> str:
     def f(v, spec):
         return format(v, spec) if isinstance(v, (int, float)) else "-"
@@ -100,7 +121,16 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", default="1,16")
     parser.add_argument("--peer-warm-max", type=int, default=20)
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--trees", help="label=path,...: ours from each source tree, alternating (no peer)")
     args = parser.parse_args(argv)
+    wires, batches = [int(w) for w in args.per_sample.split(",") if w], [int(b) for b in args.batches.split(",") if b]
+    if args.trees:
+        trees = dict(item.split("=", 1) for item in args.trees.split(","))
+        print(f"load {os.getloadavg()[0]:.1f} at {time.strftime('%H:%M:%S')}\n| tree | wires | batch | s/sample "
+              "| peak RSS |\n| --- | --- | --- | --- | --- |", flush=True)
+        tree_rows(wires, batches, trees)
+        print(f"load {os.getloadavg()[0]:.1f} at {time.strftime('%H:%M:%S')}")
+        return 0
     print(f"load {os.getloadavg()[0]:.1f} at {time.strftime('%H:%M:%S')}\n{HEADER}", flush=True)
     rows([int(w) for w in args.per_sample.split(",") if w], [int(b) for b in args.batches.split(",") if b],
          peer_warm_max=args.peer_warm_max, peer=not args.no_peer)

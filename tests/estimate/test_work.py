@@ -90,12 +90,12 @@ def test_qml_split_is_how_the_batched_kernels_cut_a_call(monkeypatch, threads):
             gates = len(work.qml_gates(n))
             parts, split = batched._calls(planes, batch * 2**n, gates)
             busy = len(parts) if parts is not None else split
-            calls = work.QML_CALLS if parts is not None else 2 * gates + 2
+            calls = work.QML_CALLS if parts is not None else 2 * work.qml_blocks(n) + 3
             assert work.qml_split(n, batch, threads) == (busy, calls), (n, batch)
 
 
 def test_qml_copies_match_the_engine_in_a_step(monkeypatch):
-    """A training step copies psi to planes, lambda planes to planes (``np.copyto``) and lambda back (QML_COPIES)."""
+    """A training step makes no planar copy (QML_COPIES = 0): the kernels write and read the planes."""
     import torch
 
     from qhybrid.qml import DressedQNN
@@ -107,7 +107,7 @@ def test_qml_copies_match_the_engine_in_a_step(monkeypatch):
         monkeypatch.setattr(batched, name, lambda *a, _real=real, _name=name, **k: (
             calls.__setitem__(_name, calls.get(_name, 0) + 1), _real(*a, **k))[1])
     DressedQNN(6, generator=torch.Generator().manual_seed(0))(torch.rand(4, 60, dtype=torch.float64)).sum().backward()
-    assert calls["to_planes"] + 1 + calls["from_planes"] == work.QML_COPIES
+    assert calls.get("to_planes", 0) + calls.get("from_planes", 0) == work.QML_COPIES == 0
 
 
 @pytest.mark.parametrize("threads", [1, 2, 48])
@@ -123,7 +123,7 @@ def test_qml_split_of_an_evaluation_counts_the_forward_calls_alone(monkeypatch, 
             gates = len(work.qml_gates(n))
             parts, split = batched._calls(np.empty((batch, 2, 2**n)), batch * 2**n, gates)
             busy = len(parts) if parts is not None else split
-            calls = work.QML_EVAL_CALLS if parts is not None else gates
+            calls = work.QML_EVAL_CALLS if parts is not None else work.qml_blocks(n) + 2
             assert work.qml_split(n, batch, threads, forward=True) == (busy, calls), (n, batch)
 
 
@@ -137,16 +137,16 @@ def test_qml_eval_work_is_the_forward_pass_the_engine_runs(monkeypatch):
     from qhybrid.workloads.qml import evaluate
 
     calls = {}
-    for name in ("run", "sweep", "factor_gradients", "to_planes", "from_planes"):
+    for name in ("product", "run", "observe", "sweep", "factor_gradients", "to_planes", "from_planes"):
         real = getattr(batched, name)
         monkeypatch.setattr(batched, name, lambda *a, _real=real, _name=name, **k: (
             calls.__setitem__(_name, calls.get(_name, 0) + 1), _real(*a, **k))[1])
     model = DressedQNN(6, generator=torch.Generator().manual_seed(0))
     evaluate(model, torch.rand(10, 60, dtype=torch.float64), torch.ones(10, dtype=torch.float64), torch.device("cpu"))
-    assert calls == {"run": work.QML_EVAL_CALLS, "to_planes": 1} and work.QML_EVAL_COPIES == 1
+    assert calls == {"product": 1, "run": 1, "observe": 1} and work.QML_EVAL_CALLS == 3 and work.QML_EVAL_COPIES == 0
     ev, step = work.qml_eval_work(6, 10), work.qml_work(6, 10)
-    assert ev.calls == 1 and 0.2 * step.flops < ev.flops < 0.5 * step.flops and ev.bytes < step.bytes
-    assert ev.serial_bytes == work.QML_EVAL_COPIES * 2 * 10 * 2**6 * 16
+    assert ev.calls == work.QML_EVAL_CALLS and 0.2 * step.flops < ev.flops < 0.5 * step.flops and ev.bytes < step.bytes
+    assert ev.serial_bytes == 0.0
 
 
 def test_qml_memory_is_one_chunk_and_calls_repeat_per_chunk():
@@ -156,4 +156,4 @@ def test_qml_memory_is_one_chunk_and_calls_repeat_per_chunk():
     assert whole.memory_bytes == 2 * 16 * 2**26 * 16 + work.RUNTIME_BYTES
     assert chunked.memory_bytes == 2 * 2 * 2**26 * 16 + work.RUNTIME_BYTES
     assert (whole.calls, chunked.calls) == (work.QML_CALLS, 8 * work.QML_CALLS) and chunked.bytes == whole.bytes
-    assert work.qml_eval_work(26, 52, chunk=3).calls == 18 and whole.fresh_bytes == 0.0
+    assert work.qml_eval_work(26, 52, chunk=3).calls == 18 * work.QML_EVAL_CALLS and whole.fresh_bytes == 0.0

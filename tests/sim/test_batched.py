@@ -38,17 +38,17 @@ def _complex(planes, dtype):
 def test_run_matches_reference_kernels(gate, dtype):
     state, u = _states(3, N, dtype), _unitaries(1, dtype)
     planes = _planes(state)
-    batched.run(planes, u.numpy(), batched.layout(N, [gate]))
+    batched.run(planes, u.numpy(), batched.blocks(N, [gate]))
     expected = _reference(state, u[0], *gate, N)
     torch.testing.assert_close(_complex(planes, dtype), expected, atol=TOL[dtype], rtol=0)
 
 
-def _sweep_both(batch, dtype, n=N, gates=GATES):
+def _sweep_both(batch, dtype, n=N, gates=GATES, max_bits=None):
     psi, lam, mats = _states(batch, n, dtype, 2), _states(batch, n, dtype, 3), _unitaries(len(gates), dtype)
     want_psi, want_lam = psi.clone(), lam.clone()
     want = batchedtorch.sweep(want_psi, want_lam, mats, gates, n, torch.empty(psi.numel(), dtype=dtype))
     p, lp = _planes(psi), _planes(lam)
-    got = batched.sweep(p, lp, mats.numpy(), batched.layout(n, gates))
+    got = batched.sweep(p, lp, mats.numpy(), batched.blocks(n, gates, max_bits=max_bits or n))
     return (got, _complex(p, dtype), _complex(lp, dtype)), (want, want_psi, want_lam)
 
 
@@ -65,15 +65,15 @@ def test_sweep_matches_the_torch_sweep(dtype):
 @pytest.mark.parametrize("threads, batch", [(2, 5), (3, 7), (2, 1), (3, 2)])
 def test_thread_splits_agree_with_one_thread(monkeypatch, threads, batch):
     """Slices of the batch (batch >= threads) and gates split between threads (batch smaller)."""
-    one = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)))[0]
+    one = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)), max_bits=4)[0]
     monkeypatch.setattr(batched, "threads_for", lambda size: threads)
-    monkeypatch.setattr(batched, "GATE_SPLIT_MIN", 0)
-    many = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)))[0]
+    monkeypatch.setattr(batched, "SPLIT_MIN", 0)
+    many = _sweep_both(batch, torch.complex128, n=6, gates=GATES + ((5, 0), (-1, 5)), max_bits=4)[0]
     np.testing.assert_allclose(many[0], one[0], atol=1e-12, rtol=0)
     for a, b in zip(many[1:], one[1:]):
         torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
     state, mats = _states(batch, 6, torch.complex128), _unitaries(3, torch.complex128)
-    lay = batched.layout(6, [(-1, 1), (2, 5), (5, 0)])
+    lay = batched.blocks(6, [(-1, 1), (2, 5), (5, 0)], max_bits=4)
     split = _planes(state)
     batched.run(split, mats.numpy(), lay)
     monkeypatch.setattr(batched, "threads_for", lambda size: 1)
@@ -88,7 +88,7 @@ def test_factor_gradients_match_torch(dtype):
     raw = torch.randn((3, N, 2, 2), generator=gen, dtype=torch.float64)
     factors = torch.complex(raw[..., 0], raw[..., 1]).to(dtype)
     lam = _states(3, N, dtype, 5)
-    got = batched.factor_gradients(lam.numpy().copy(), factors.numpy())  # consumes lam
+    got = batched.factor_gradients(_planes(lam), factors.numpy())  # consumes the planes
     want = batchedtorch.factor_gradients(lam, factors)
     torch.testing.assert_close(torch.from_numpy(got), want, atol=TOL[dtype], rtol=0)
 
@@ -138,5 +138,5 @@ def test_compile_kernel_compiles_the_signatures_the_layer_calls(dtype, tmp_path)
 def test_lock_names_and_a_bad_kernel_name():
     assert batched.lock_name("batched_run", np.float64) == "batched_run-float64"
     assert batched.lock_name("batched_factor_gradients", np.complex64) == "batched_factor_gradients-float32"
-    with pytest.raises(ValueError, match="valid are batched_run"):
+    with pytest.raises(ValueError, match="valid are batched_product"):
         batched.compile_kernel("batched_nothing", np.float64)

@@ -177,9 +177,10 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
     s = size * item
     chunk = min(batch, chunk or batch)
     touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)  # a controlled gate touches half the state
-    # forward: product state (2), gates (r+w), rho (read); backward: lambda = O psi (a gate, r+w),
-    # per gate psi r+w and lam r+w, factor gradients (3); the planar copies (QML_COPIES, r+w each)
-    passes_per_sample = 2 + 2 * touched + 1 + 2 + 4 * touched + 3 + 2 * QML_COPIES
+    blocks = qml_blocks(n_wires, ranges)
+    # forward: product state (a write), the cache blocks (r+w each), rho and lambda = O psi (psi read,
+    # lambda written); backward: per block psi r+w and lam r+w, factor gradients (3)
+    passes_per_sample = 1 + 2 * blocks + 2 + 4 * blocks + 3
     flops_per_sample = size * (14 * touched + (14 + 16 + 14) * touched + 40)
     memory = states * chunk * s + RUNTIME_BYTES
     # kernel calls on one thread per chunk (batched.run x 2, sweep, factor_gradients); qml_split per machine
@@ -190,10 +191,17 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
                 serial_bytes=float(QML_COPIES * 2 * batch * s))
 
 
-QML_CALLS = 4  # batched.run (gates), batched.run (the observable), sweep, factor_gradients: each one run_parts
-QML_COPIES = 3  # numpy planar copies a step: to_planes (psi), copyto (lambda), from_planes (lambda)
-QML_EVAL_CALLS = 1  # an evaluation (no gradient): batched.run only
-QML_EVAL_COPIES = 1  # to_planes of psi
+QML_CALLS = 5  # batched.product, run, observe, sweep, factor_gradients: each one run_parts
+QML_COPIES = 0  # numpy planar copies a step: none (the kernels write and read the planes themselves)
+QML_EVAL_CALLS = 3  # an evaluation (no gradient): batched.product, run, observe
+QML_EVAL_COPIES = 0
+
+
+def qml_blocks(n_wires: int, ranges=(1, 3)) -> int:
+    """Cache blocks of the CCQC plan's gates (``sim.gateblocks.blocks``): full passes a forward pass makes."""
+    from qhybrid.sim.gateblocks import blocks
+
+    return len(blocks(n_wires, qml_gates(n_wires, ranges)))
 
 
 def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", ranges=(1, 3),
@@ -203,7 +211,7 @@ def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", rang
 
     Example:
         >>> qml_eval_work(4, 52).calls
-        1
+        3
     """
     item = _check_dtype(dtype)
     gates = qml_gates(n_wires, ranges)
@@ -211,7 +219,7 @@ def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", rang
     s = size * item
     chunk = min(samples, chunk or samples)
     touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)
-    passes_per_sample = 2 + 2 * touched + 1 + 2 * QML_EVAL_COPIES  # product state, gates, rho, copies
+    passes_per_sample = 1 + 2 * qml_blocks(n_wires, ranges) + 1  # product state, the blocks, rho (a read)
     states = 2  # psi (planar), the complex product state
     return Work(calls=QML_EVAL_CALLS * -(-samples // chunk), passes=passes_per_sample * samples,
                 bytes=float(passes_per_sample * samples * s), flops=float(samples * size * (14 * touched + 40)),
@@ -224,15 +232,16 @@ def qml_split(n_wires: int, batch: int, threads: int, *, ranges=(1, 3), forward:
     """``(busy threads, thread hand-offs)`` of a DressedQNN step's kernels on ``threads`` threads, as
     ``sim.batched._calls`` cuts them: one thread below ``PARALLEL_MIN`` amplitudes of the batch
     (``batch x 2^n``); a slice of samples per thread (``min(batch, threads)`` busy, one hand-off per
-    call) when the batch covers the threads or has under ``GATE_SPLIT_MIN`` amplitudes; else every
-    gate split between all threads (a hand-off per gate in the run and the sweep). ``forward``: an
-    evaluation's forward pass alone (one call; a hand-off per gate in the run)."""
-    from qhybrid.sim.batched import GATE_SPLIT_MIN
+    call) when the batch covers the threads or has under ``SPLIT_MIN`` amplitudes; else every
+    cache block shared by all threads (a hand-off per block in the run and the sweep, one for the
+    product state and the observable, the factor gradients one). ``forward``: an evaluation's
+    forward pass alone (product state, blocks, observable)."""
+    from qhybrid.sim.batched import SPLIT_MIN
     from qhybrid.sim.pool import threads_for
 
     size = 2**n_wires
     use = threads_for(batch * size, threads=max(1, threads))
-    if batch >= use or batch * size < GATE_SPLIT_MIN:
+    if batch >= use or batch * size < SPLIT_MIN:
         return min(batch, use), QML_EVAL_CALLS if forward else QML_CALLS
-    gates = len(qml_gates(n_wires, ranges))
-    return use, gates if forward else 2 * gates + 2  # training: gates, observable, sweep, factor gradients
+    blocks = qml_blocks(n_wires, ranges)
+    return use, blocks + 2 if forward else 2 * blocks + 3

@@ -34,9 +34,10 @@ These functions trust their inputs (the layer validates).
 """
 from __future__ import annotations
 
+import ctypes
+import sys
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
 from qhybrid.sim import batchedtorch
@@ -68,18 +69,12 @@ class Plan:
     _layout: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def layout(self):
-        """The numba kernels' loop layout of the gates (:func:`qhybrid.sim.batched.layout`), once."""
+        """The numba kernels' cache blocks of the gates (:func:`qhybrid.sim.batched.blocks`), once."""
         if not self._layout:
             from qhybrid.sim import batched
 
-            self._layout.append(batched.layout(self.n_wires, self.gates))
-            self._layout.append(batched.layout(self.n_wires, ((-1, 0),)))
+            self._layout.append(batched.blocks(self.n_wires, self.gates))
         return self._layout[0]
-
-    def observable_layout(self):
-        """The layout of one uncontrolled gate on wire 0 (the observable applied as a gate)."""
-        self.layout()
-        return self._layout[1]
 
 
 def choose_kernels(kernels, device: torch.device) -> KernelSet:
@@ -112,7 +107,27 @@ def _buffers(cache, count: int, numel: int, like: torch.Tensor) -> list[torch.Te
         kept = []  # dropped before the new ones are allocated
     while len(kept) < count:
         kept.append(torch.empty(numel if not kept else kept[0].numel(), dtype=like.dtype, device=like.device))
+        _huge_pages(kept[-1])
     return kept
+
+
+HUGE_PAGE = 2 << 20
+MADV_HUGEPAGE = 14
+
+
+def _huge_pages(buf: torch.Tensor) -> None:
+    """Ask Linux for transparent huge pages under a large CPU state buffer (before its first
+    touch; THP in "madvise" mode): the cache blocks read rows of a chunk far apart in the state,
+    one 4 KiB page each, and 2 MiB pages keep them in the TLB. Nothing happens elsewhere."""
+    nbytes = buf.numel() * buf.element_size()
+    if buf.device.type != "cpu" or nbytes < 4 * HUGE_PAGE or not sys.platform.startswith("linux"):
+        return
+    start = (buf.data_ptr() + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+    end = (buf.data_ptr() + nbytes) & ~(HUGE_PAGE - 1)
+    try:
+        ctypes.CDLL(None).madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_HUGEPAGE)
+    except (OSError, AttributeError):  # no libc madvise: ordinary pages
+        pass
 
 
 def _keep(cache, bufs) -> None:
@@ -120,41 +135,28 @@ def _keep(cache, bufs) -> None:
         cache.put("qml.states", tuple(bufs), sum(b.numel() * b.element_size() for b in bufs))
 
 
-def _planar_rho(planes: np.ndarray) -> torch.Tensor:
-    """``rho[b, a, c] = sum conj(psi_a) psi_c`` over the halves ``a, c`` of wire 0, from planar
-    states ``(B, 2, N)``: one product per sample of its four half-planes ``(re_0, re_1, im_0, im_1)``."""
-    b, _, size = planes.shape
-    rho = torch.empty((b, 2, 2), dtype=torch.complex128)
-    for k in range(b):
-        p = torch.from_numpy(planes[k].reshape(4, size // 2))
-        m = (p @ p.T).to(torch.float64)
-        rho[k] = torch.complex(m[:2, :2] + m[2:, 2:], m[:2, 2:] - m[2:, :2])
-    return rho
-
-
 def _numba_chunk(ks: KernelSet, factors, mats, obs, plan: Plan, bufs, grad: bool):
-    """One chunk on the numba set, straight on :mod:`qhybrid.sim.batched`, in two state buffers: ``(out, rho, jm, jf)`` (Jacobians None
-    without ``grad``)."""
+    """One chunk on the numba set, straight on :mod:`qhybrid.sim.batched`, in two state buffers
+    (``psi`` and ``lambda`` as planes; no complex copy of either): ``(out, rho, jm, jf)``
+    (Jacobians None without ``grad``)."""
     from qhybrid.sim import batched
 
     b, n, _ = factors.shape
     size = 1 << n
-    one, two = (buf[: b << n] for buf in bufs[:2])
-    state = batchedtorch.product_state(factors, two, one)  # complex in two
-    planes = batched.to_planes(state.numpy(), one.numpy())  # planar psi in one
-    mats_np = mats.detach().numpy()
-    batched.run(planes, mats_np, plan.layout())
-    rho = _planar_rho(planes).to(factors.dtype)
+    one, two = (buf.numpy() for buf in bufs[:2])
+    real = one.real.dtype
+    psi = batched.as_planes(one, b, size, real)
+    factors_np, mats_np = factors.detach().numpy(), mats.detach().numpy()
+    batched.product(psi, factors_np)
+    batched.run(psi, mats_np, plan.layout())
+    lam = batched.as_planes(two, b, size, real) if grad else None
+    rho = torch.from_numpy(batched.observe(psi, lam, obs.detach().numpy())).to(factors.dtype)
     out = (rho * obs).sum(dim=(1, 2)).real
     if not grad:
         return out, rho, None, None
-    lam = two.numpy().view(planes.dtype).reshape(b, 2, size)  # planar lambda = O psi in two
-    np.copyto(lam, planes)
-    batched.run(lam, obs.detach().numpy()[None], plan.observable_layout())
-    jm = torch.from_numpy(2 * batched.sweep(planes, lam, mats_np, plan.layout()))
-    lam_c = one.numpy().reshape(b, size)  # psi is spent: lambda as complex in one, two as scratch
-    batched.from_planes(lam, lam_c)
-    jf = batched.factor_gradients(lam_c, factors.detach().numpy(), left=two.numpy().reshape(b, size))
+    jm = torch.from_numpy(2 * batched.sweep(psi, lam, mats_np, plan.layout()))
+    left = one.reshape(-1)[: b * size].reshape(b, size)  # psi is spent: the scratch of the factor gradients
+    jf = batched.factor_gradients(lam, factors_np, left)
     return out, rho, jm, torch.from_numpy(jf)
 
 

@@ -22,7 +22,7 @@ _SERIAL = dict(parallel=False, cache=True, fastmath=True, nogil=True)
 PARALLEL_MIN = 1 << 15
 
 #: The modules whose kernels register themselves on import (imported when a kernel is asked for).
-KERNEL_MODULES = ("fastkernels", "fastgrad", "fastobs", "fastplanar", "batched")
+KERNEL_MODULES = ("fastkernels", "fastgrad", "fastobs", "fastplanar", "batchedkernels")
 
 _FUNCS: dict = {}
 _COMPILED: dict = {}

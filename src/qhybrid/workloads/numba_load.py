@@ -53,7 +53,7 @@ ENTRY_INDEX = "walsh._butterflies-*.nbi"  # numba's index file of the butterfly 
 #: them), and how they are shared among children: all in one (measured on 2 busy cores: a second
 #: child, the sweep alone, made the first epoch ~0.5 s shorter but the job's start ~2-4 s longer,
 #: each child paying ~1 s of CPU for its own start).
-QML_KERNELS = ("batched_run", "batched_sweep", "batched_factor_gradients")
+QML_KERNELS = ("batched_product", "batched_run", "batched_observe", "batched_sweep", "batched_factor_gradients")
 QML_GROUPS = (QML_KERNELS,)
 _children: list = []
 
@@ -72,7 +72,7 @@ def compile_ahead(dtype: str, *, workload: str = "qaoa") -> bool:
     if workload == "qaoa":
         indexes, groups = (ENTRY_INDEX,), ((f"butterflies-{real}",),)  # (walsh.entry_name)
     elif workload == "qml":
-        indexes = tuple(f"batched.{name}_serial-*.nbi" for name in QML_KERNELS)
+        indexes = tuple(f"batchedkernels.{name}_serial-*.nbi" for name in QML_KERNELS)
         groups = tuple(tuple(f"{name}-{real}" for name in group) for group in QML_GROUPS)  # (batched.lock_name)
     else:
         raise ValueError(f"workload={workload!r}: valid are qaoa, qml")

@@ -149,4 +149,6 @@ class NumbaKernels(KernelSet):
         import torch
 
         batched = _mod("qhybrid.sim.batched")
-        return torch.from_numpy(batched.factor_gradients(lam.numpy(), factors.detach().numpy()))
+        arr = lam.numpy()
+        planes = batched.to_planes(arr, torch.empty_like(lam).numpy())
+        return torch.from_numpy(batched.factor_gradients(planes, factors.detach().numpy(), left=arr))
