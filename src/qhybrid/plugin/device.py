@@ -18,7 +18,9 @@ lightning.qubit's does; ``None``, an int, a ``numpy.random.Generator`` or a ``to
 ``threads`` (torch and numba threads while executing, restored after),
 ``fuse`` and ``fast`` (engine switches, on by default; ``fast=False`` runs the torch
 reference kernels instead of the device's kernel set, which ``devices.resolve`` chooses:
-numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``). Derivatives:
+numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``), ``small_wires``
+(``qhybrid.cpu`` runs circuits of at most this many wires with numpy alone, without loading
+torch or numba, :mod:`.paths`; default 14, 0: always the engine). Derivatives:
 ``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
 broadcast batches included), also as vector-Jacobian products
 (``device_vjp=True``).
@@ -34,8 +36,9 @@ without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml``
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
-Importing this module and creating a device import neither torch nor numba (the engine loads
-at the first execution, :mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
+Importing this module and creating a device import neither torch nor numba; neither does running
+circuits of up to ``small_wires`` wires (the engine loads at the first larger execution,
+:mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
 """
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ from pennylane.transforms.core import CompilePipeline
 
 from ..errors import DeviceError
 from . import engine
+from .paths import EnginePath, NumpyPath, check_small_wires
 from .seeding import numpy_rng
 from .shots import sampled_results
 
@@ -113,7 +117,7 @@ def _kernel_set(name: str, fast: bool):
 @simulator_tracking
 @single_tape_support
 class QhybridCPU(Device):
-    """State-vector simulator on CPU torch tensors (numba kernels for the hot loops)."""
+    """State-vector simulator on CPU: numpy for small circuits, else torch tensors and numba kernels."""
 
     name = "qhybrid.cpu"
     _torch_device = "cpu"
@@ -121,7 +125,7 @@ class QhybridCPU(Device):
 
     def __init__(self, wires=None, shots=None, *, seed="global", c_dtype=np.complex128, threads=None,
                  fuse: bool = True, fast: bool = True, batch_obs: bool = False, mcmc: bool = False,
-                 kernel_name: str | None = None, num_burnin: int = 0):
+                 kernel_name: str | None = None, num_burnin: int = 0, small_wires: int | None = None):
         super().__init__(wires=wires, shots=shots)
         self._check_backend()
         _check_mcmc(mcmc, kernel_name, num_burnin, self.shots)
@@ -132,6 +136,8 @@ class QhybridCPU(Device):
         self.threads = threads
         self._rng = numpy_rng(seed)
         self._fuse, self._fast = fuse, fast
+        self.small_wires = check_small_wires(small_wires) if self._torch_device == "cpu" and fast else 0
+        self._numpy_path, self._engine_path = NumpyPath(self._dtype_name), EnginePath(self)
         self._engine_cache = self._plan_cache = None  # made on first execution (they import the engine)
         self._kernels = None  # the device's kernel set, chosen on first execution (it imports numba or torch)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
@@ -233,32 +239,40 @@ class QhybridCPU(Device):
 
     def _circuit(self, tape):
         """``(plan, engine circuit, batched, engine plan)`` for ``tape``: the plan of its structure
-        (made once), filled with its parameters, and the engine's plan of it (kept beside it);
+        (made once), filled with its parameters, and the engine's plan of it (kept beside it; None
+        on the numpy path);
         ``batched`` when results keep a batch axis (``tape.batch_size`` walks every parameter
         through PennyLane's dispatch, ms per call; a state preparation's batch is only known to
         the tape: the converted state is always 2-d)."""
         plan = self._plans.plan(tape, self._wire_order(tape))
         circ, broadcast = plan.circuit(tape, self._plans.measurements(tape, plan))
         batched = broadcast if circ.initial_state is None else tape.batch_size is not None
+        if circ.n_wires <= self.small_wires:
+            return plan, circ, batched, None
         return plan, circ, batched, plan.engine_plan(circ, broadcast, fuse=self._fuse)
+
+    def _path(self, n: int):
+        """How a circuit of ``n`` wires runs: numpy alone up to ``small_wires`` (no torch, no
+        numba to load), else the engine (:mod:`.paths`)."""
+        return self._numpy_path if n <= self.small_wires else self._engine_path
 
     def _run(self, tape):
         wire_order = self._wire_order(tape)
         _, circ, batched, engine_plan = self._circuit(tape)
         n = circ.n_wires
-        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
-                            cache=self._cache, plan=engine_plan)
+        path = self._path(n)
+        state = path.final_state(circ, engine_plan)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
-            self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
+            self._saved[tape.hash] = path.copy(state)  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
             return sampled_results(self, tape, state, wire_order)
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
-                r = engine.measure(state, m, n, cache=self._cache, kernels=self.kernels).cpu().numpy()
+                r = path.measure(state, m, n)
             else:
                 diag = mp.diagonalizing_gates() if mp.obs is not None else []
-                st = self._rotated(state, diag, wire_order).cpu().numpy()
+                st = path.numpy(self._rotated(state, diag, wire_order))
                 r = np.asarray(mp.process_state(st if batched else st[0], wire_order))
                 out.append(r)
                 continue
@@ -272,6 +286,9 @@ class QhybridCPU(Device):
         wire_map = {w: i for i, w in enumerate(wire_order)}
         n = state.shape[1].bit_length() - 1
         rot = engine.Circuit(n, tuple(engine.convert_op(g, wire_map) for g in gates), (), state)
+        path = self._path(n)
+        if path is self._numpy_path:
+            return path.final_state(rot)
         return engine.final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
 
     def execute(self, circuits, execution_config: ExecutionConfig | None = None):
@@ -285,11 +302,8 @@ class QhybridCPU(Device):
     def _jac(self, tape, values=False, saved=None):
         plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
-        vals, jac = engine.adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels,
-                                     cache=self._cache, fuse=self._fuse, return_values=True, state=state,
-                                     plan=engine_plan)
-        jac = plan.tape_jacobian(jac.numpy())
-        vals = vals.numpy()
+        vals, jac = self._path(circ.n_wires).adjoint(circ, state, engine_plan)
+        jac = plan.tape_jacobian(jac)
         extra = self._observable_columns(tape, circ, plan.n_params)
         if extra is not None:
             jac = np.concatenate([jac, extra], axis=1)
@@ -317,8 +331,8 @@ class QhybridCPU(Device):
         if not obs_tr:
             return None
         wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
-        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
-                            cache=self._cache)
+        path = self._path(circ.n_wires)
+        state = path.final_state(circ)
         B = state.shape[0]
         owner, start = [], 0
         for m, mp in enumerate(tape.measurements):
@@ -336,7 +350,7 @@ class QhybridCPU(Device):
                 term = obs.base
             if term is not None:
                 o = engine.convert_observable(term, wire_map)
-                out[m, col] = engine.expval(state, o, circ.n_wires, cache=self._cache, kernels=self.kernels).numpy()
+                out[m, col] = path.expval(state, o, circ.n_wires)
         return out
 
     def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
