@@ -55,7 +55,8 @@ from pennylane.transforms.core import CompilePipeline
 
 from ..errors import DeviceError
 from . import engine
-from .paths import EnginePath, NumpyPath, check_small_wires
+from .observable_params import observable_columns
+from .paths import SWITCH_WIRES, EnginePath, NumpyPath, check_small_wires
 from .seeding import numpy_rng
 from .shots import sampled_results
 
@@ -138,6 +139,7 @@ class QhybridCPU(Device):
         self._fuse, self._fast = fuse, fast
         self.small_wires = check_small_wires(small_wires) if self._torch_device == "cpu" and fast else 0
         self._numpy_path, self._engine_path = NumpyPath(self._dtype_name), EnginePath(self)
+        self._large_on_engine = False  # set between batches once numpy has run long enough (:mod:`.paths`)
         self._engine_cache = self._plan_cache = None  # made on first execution (they import the engine)
         self._kernels = None  # the device's kernel set, chosen on first execution (it imports numba or torch)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
@@ -247,14 +249,24 @@ class QhybridCPU(Device):
         plan = self._plans.plan(tape, self._wire_order(tape))
         circ, broadcast = plan.circuit(tape, self._plans.measurements(tape, plan))
         batched = broadcast if circ.initial_state is None else tape.batch_size is not None
-        if circ.n_wires <= self.small_wires:
+        if self._path(circ.n_wires) is self._numpy_path:
             return plan, circ, batched, None
         return plan, circ, batched, plan.engine_plan(circ, broadcast, fuse=self._fuse)
 
     def _path(self, n: int):
         """How a circuit of ``n`` wires runs: numpy alone up to ``small_wires`` (no torch, no
-        numba to load), else the engine (:mod:`.paths`)."""
-        return self._numpy_path if n <= self.small_wires else self._engine_path
+        numba to load), else the engine; from ``SWITCH_WIRES`` wires, the engine once numpy has
+        run long enough (:mod:`.paths`; decided between batches, so that a VJP's saved state
+        comes from the path its sweep runs on)."""
+        if n > self.small_wires or (n >= SWITCH_WIRES and self._large_on_engine):
+            return self._engine_path
+        return self._numpy_path
+
+    def _next_batch(self):
+        """Called as each batch starts: the switch of :meth:`_path`, and the threads option."""
+        if not self._large_on_engine and self._numpy_path.engine_due():
+            self._large_on_engine = True
+        return _threads(self.threads)
 
     def _run(self, tape):
         wire_order = self._wire_order(tape)
@@ -295,16 +307,19 @@ class QhybridCPU(Device):
         # device VJPs: keep each tape's final state for the backward sweep (as lightning does)
         vjp = execution_config is not None and execution_config.use_device_jacobian_product
         self._saved = {} if vjp else None
-        with _threads(self.threads):
+        with self._next_batch():
             return tuple(self._run(t) for t in circuits)
 
     # ---------------------------------------------------------------- derivatives
     def _jac(self, tape, values=False, saved=None):
         plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
-        vals, jac = self._path(circ.n_wires).adjoint(circ, state, engine_plan)
+        path = self._path(circ.n_wires)
+        if state is not None and isinstance(state, np.ndarray) != (path is self._numpy_path):
+            state = None  # saved by the other path (the switch of _path came between)
+        vals, jac = path.adjoint(circ, state, engine_plan)
         jac = plan.tape_jacobian(jac)
-        extra = self._observable_columns(tape, circ, plan.n_params)
+        extra = observable_columns(self, tape, circ, plan.n_params)
         if extra is not None:
             jac = np.concatenate([jac, extra], axis=1)
         M, T = jac.shape[0], jac.shape[1]
@@ -320,45 +335,12 @@ class QhybridCPU(Device):
         v = [entry(vals[m]) for m in range(M)]
         return (v[0] if M == 1 else tuple(v)), j
 
-    def _observable_columns(self, tape, circ, n_op: int):
-        """(M, T_obs, B) derivatives w.r.t. trainable observable parameters (those past the
-        tape's ``n_op`` operation parameters), or None.
-
-        For ``H = sum_t c_t O_t`` (and ``c * O``), ``d<H>/dc_t = <O_t>``; other observable
-        parameters (e.g. Hermitian matrix entries) get zero, as PennyLane's adjoint warns.
-        """
-        obs_tr = [p - n_op for p in tape.trainable_params if p >= n_op]
-        if not obs_tr:
-            return None
-        wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
-        path = self._path(circ.n_wires)
-        state = path.final_state(circ)
-        B = state.shape[0]
-        owner, start = [], 0
-        for m, mp in enumerate(tape.measurements):
-            nd = len(mp.obs.data) if mp.obs is not None else 0
-            owner += [(m, k) for k in range(nd)]
-            start += nd
-        out = np.zeros((len(tape.measurements), len(obs_tr), B))
-        for col, p in enumerate(obs_tr):
-            m, k = owner[p]
-            obs = tape.measurements[m].obs
-            term = None
-            if isinstance(obs, qml.ops.LinearCombination) and k < len(obs.coeffs):
-                term = obs.ops[k]
-            elif isinstance(obs, qml.ops.SProd) and k == 0:
-                term = obs.base
-            if term is not None:
-                o = engine.convert_observable(term, wire_map)
-                out[m, col] = path.expval(state, o, circ.n_wires)
-        return out
-
     def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             return tuple(self._jac(t) for t in circuits)
 
     def execute_and_compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             both = [self._jac(t, values=True) for t in circuits]
         return tuple(b[0] for b in both), tuple(b[1] for b in both)
 
@@ -369,7 +351,7 @@ class QhybridCPU(Device):
             return tuple(_vjp(t, dy, self._jac(t, saved=saved)) for t, dy in zip(circuits, cotangents))
 
     def execute_and_compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             both = [self._jac(t, values=True) for t in circuits]
         return (tuple(v for v, _ in both),
                 tuple(_vjp(t, dy, j) for t, dy, (_, j) in zip(circuits, cotangents, both)))
