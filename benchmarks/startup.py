@@ -3,6 +3,7 @@ or (``--devices``) of a PennyLane program on qhybrid.cpu against lightning.qubit
 
     .venv/bin/python benchmarks/startup.py --peer /tmp/old-checkout [--repeats 5]
     .venv/bin/python benchmarks/startup.py --devices [--wires 2,6,10,14] [--repeats 5] [--cold 1]
+        [--cold-wires 6,14] [--engine-wires 6,14]
 
 ``--devices`` times, from process start to exit, a fresh process that imports PennyLane, creates
 ``qml.device(name, wires=n)``, runs a small QNode (RX on every wire, a CNOT chain, one
@@ -97,7 +98,8 @@ t0 = time.perf_counter()
 import pennylane as qml
 from pennylane import numpy as np
 n = int(sys.argv[2])
-dev = qml.device(sys.argv[1], wires=n)
+name, _, path = sys.argv[1].partition("+")  # "qhybrid.cpu+engine": small_wires=0
+dev = qml.device(name, wires=n, **({"small_wires": 0} if path == "engine" else {}))
 @qml.qnode(dev)
 def f(x):
     for w in range(n):
@@ -109,6 +111,7 @@ x = np.array([0.1 * (w + 1) for w in range(n)], requires_grad=True)
 print(repr(float(f(x))), repr(float(qml.grad(f)(x).sum())))
 """
 DEVICES = ("lightning.qubit", "qhybrid.cpu")
+ENGINE = "qhybrid.cpu+engine"  # qhybrid.cpu with small_wires=0
 
 
 def probe(device: str, wires: int, env: dict) -> tuple[float, str]:
@@ -122,19 +125,25 @@ def probe(device: str, wires: int, env: dict) -> tuple[float, str]:
     return wall, out.stdout.strip()
 
 
-def device_startup(wires: list[int], repeats: int, cold: int, cache: Path) -> None:
-    """The ``--devices`` table: process start to result, both devices, warm and cold."""
+def device_startup(wires: list[int], repeats: int, cold: int, cache: Path, *, cold_wires=None,
+                   engine_wires=()) -> None:
+    """The ``--devices`` table: process start to result, both devices, warm and cold (cold runs at
+    ``cold_wires`` only, all sizes when None); ``engine_wires``: also qhybrid.cpu with
+    ``small_wires=0`` (every circuit on the engine, torch and numba loaded) at those sizes."""
     env = tree_env(HERE, cache, bytecode=True)
     print(f"load average before: {load()}")
+    every = DEVICES + (ENGINE,)
     for n in wires:  # untimed: bytecode, and qhybrid's kernels for this size
-        for d in DEVICES:
+        for d in DEVICES + ((ENGINE,) if n in engine_wires else ()):
             probe(d, n, env)
-    times = {(d, n, kind): [] for d in DEVICES for n in wires for kind in ("warm", "cold")}
+    times = {(d, n, kind): [] for d in every for n in wires for kind in ("warm", "cold")}
     first: dict = {}  # wires -> the values the first run printed
     for n in wires:
-        for r in range(repeats + cold):
+        devices = DEVICES + ((ENGINE,) if n in engine_wires else ())
+        runs = repeats + (cold if cold_wires is None or n in cold_wires else 0)
+        for r in range(runs):
             kind = "warm" if r < repeats else "cold"
-            for d in (DEVICES if r % 2 == 0 else DEVICES[::-1]):
+            for d in (devices if r % 2 == 0 else devices[::-1]):
                 run_env = env
                 if kind == "cold":
                     run_env = {**env, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="qhybrid-cold-")}
@@ -146,14 +155,14 @@ def device_startup(wires: list[int], repeats: int, cold: int, cache: Path) -> No
                     raise SystemExit(f"{d} at {n} wires printed {values}, the other device {ref}")
     print(f"load average after: {load()}\n")
     print("| wires | lightning.qubit warm | qhybrid.cpu warm | ratio (lq / ours) | lightning.qubit cold "
-          "| qhybrid.cpu cold (empty kernel cache) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+          "| qhybrid.cpu cold (empty kernel cache) | qhybrid.cpu, small_wires=0 (engine) warm |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for n in wires:
         med = {(d, k): statistics.median(times[d, n, k]) if times[d, n, k] else float("nan")
-               for d in DEVICES for k in ("warm", "cold")}
+               for d in every for k in ("warm", "cold")}
         lq, ours = med["lightning.qubit", "warm"], med["qhybrid.cpu", "warm"]
         print(f"| {n} | {lq:.2f} s | {ours:.2f} s | {lq / ours:.2f}x | {med['lightning.qubit', 'cold']:.2f} s "
-              f"| {med['qhybrid.cpu', 'cold']:.2f} s |")
+              f"| {med['qhybrid.cpu', 'cold']:.2f} s | {med[ENGINE, 'warm']:.2f} s |")
 
 
 def load() -> str:
@@ -166,6 +175,8 @@ def main(argv=None) -> int:
     parser.add_argument("--devices", action="store_true", help="qhybrid.cpu vs lightning.qubit, start to result")
     parser.add_argument("--wires", default="2,6,10,14", help="with --devices: wire counts")
     parser.add_argument("--cold", type=int, default=1, help="with --devices: cold runs per size and device")
+    parser.add_argument("--cold-wires", default=None, help="with --devices: the sizes with cold runs (default all)")
+    parser.add_argument("--engine-wires", default="", help="with --devices: sizes also run with small_wires=0")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=",".join(COMMANDS), help="commands, comma-separated")
     parser.add_argument("--bytecode", action="store_true", help="a bytecode cache per tree, as installed")
@@ -174,7 +185,10 @@ def main(argv=None) -> int:
                         help="where each tree's numba (and bytecode) cache is kept between runs")
     args = parser.parse_args(argv)
     if args.devices:
-        device_startup([int(w) for w in args.wires.split(",")], args.repeats, args.cold, args.cache / "devices")
+        sizes = lambda text: [int(w) for w in text.split(",") if w]  # noqa: E731
+        device_startup(sizes(args.wires), args.repeats, args.cold, args.cache / "devices",
+                       cold_wires=None if args.cold_wires is None else sizes(args.cold_wires),
+                       engine_wires=sizes(args.engine_wires))
         return 0
     if args.peer is None:
         parser.error("--peer is required (or --devices)")

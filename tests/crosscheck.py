@@ -12,7 +12,8 @@ import pytest
 from qhybrid.sim import reference
 
 DEVICES = [
-    pytest.param("qhybrid.cpu", id="cpu"),
+    pytest.param("qhybrid.cpu", id="cpu"),  # circuits this small run on numpy (plugin/paths.py)
+    pytest.param("qhybrid.cpu+engine", id="cpu-engine"),  # the same device on the engine (small_wires=0)
     pytest.param("qhybrid.gpu", id="cuda", marks=pytest.mark.cuda),
 ]
 DTYPES = [
@@ -29,7 +30,10 @@ def tol(c_dtype) -> dict:
 
 
 def qhybrid_device(name: str, n_wires, c_dtype=np.complex128, **options):
-    """``qml.device(name, wires=n_wires, c_dtype=..., **options)``."""
+    """``qml.device(name, wires=n_wires, c_dtype=..., **options)``; ``"qhybrid.cpu+engine"``:
+    qhybrid.cpu with ``small_wires=0`` (every circuit on the engine)."""
+    if name.endswith("+engine"):
+        name, options = name.removesuffix("+engine"), {**options, "small_wires": 0}
     return qml.device(name, wires=n_wires, c_dtype=c_dtype, **options)
 
 

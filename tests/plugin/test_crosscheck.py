@@ -165,7 +165,7 @@ def test_state_has_requested_dtype(device, c_dtype):
 
 def test_custom_wire_labels(device, c_dtype):
     wires = ["a", 7, "c", "d"]
-    dev = qml.device(device, wires=wires, c_dtype=c_dtype)
+    dev = qhybrid_device(device, wires, c_dtype)
     ops = [qml.Hadamard("a"), qml.CNOT(["a", "d"]), qml.RY(0.3, 7), qml.IsingXY(0.7, ["d", 7]),
            qml.Toffoli(["d", 7, "c"]), qml.RZ(0.2, "c")]
     mps = [qml.state(), qml.probs(wires=["d", "a"]), qml.expval(qml.PauliZ("c") @ qml.PauliX(7))]

@@ -16,7 +16,7 @@ from crosscheck import DEVICES, DTYPES, as_list, assert_all_close, default_qubit
 from random_circuits import build, random_circuit, random_hamiltonian
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.parametrize("device", DEVICES),
+              pytest.mark.parametrize("device", [d for d in DEVICES if d.id != "cpu-engine"]),  # (> 14 wires: the engine)
               pytest.mark.parametrize("c_dtype", DTYPES)]
 
 

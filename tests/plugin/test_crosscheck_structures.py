@@ -244,7 +244,7 @@ def test_gradient_with_custom_wire_labels(device, c_dtype):
         return qml.expval(qml.PauliX("q") @ qml.PauliZ("anc") + qml.PauliY(3))
 
     x = pnp.array([0.3, -0.7, 1.2], requires_grad=True)
-    ours = qml.QNode(circuit, qml.device(device, wires=wires, c_dtype=c_dtype), diff_method="adjoint")
+    ours = qml.QNode(circuit, qhybrid_device(device, wires, c_dtype), diff_method="adjoint")
     theirs = qml.QNode(circuit, qml.device("default.qubit", wires=wires), diff_method="backprop")
     np.testing.assert_allclose(ours(x), theirs(x), **tol(c_dtype))
     np.testing.assert_allclose(qml.grad(ours)(x), qml.grad(theirs)(x), **_grad_tol(c_dtype))

@@ -37,6 +37,48 @@ def test_import_device_creation_and_drawing_import_neither_torch_nor_numba():
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
 
 
+_NO_TORCH_RUN = """
+import sys
+import pennylane as qml
+from pennylane import numpy as pnp
+dev = qml.device("qhybrid.cpu", wires=4)
+@qml.qnode(dev, diff_method="adjoint")
+def f(x):
+    qml.BasisState(pnp.array([1, 0, 0, 0]), wires=range(4))
+    for w in range(4):
+        qml.RX(x[w], w)
+    qml.CNOT([0, 1])
+    qml.IsingXX(x[0], [2, 3])
+    return qml.expval(qml.Z(0) @ qml.Z(3) + 0.5 * qml.X(1))
+x = pnp.array([0.1, 0.2, 0.3, 0.4], requires_grad=True)
+print(qml.jacobian(f)(x).tolist())
+g = qml.QNode(lambda x: (qml.RY(x, 0), qml.expval(qml.Z(0)))[-1], dev, diff_method="adjoint", device_vjp=True)
+print(float(qml.grad(g)(pnp.array(0.3, requires_grad=True))))
+print(sorted(m for m in ("torch", "numba") if m in sys.modules))
+"""
+
+
+def test_executing_and_adjoint_gradients_import_neither_torch_nor_numba():
+    """A QNode's value, its adjoint Jacobian and a device VJP on qhybrid.cpu (numpy path) load
+    neither torch nor numba, and give default.qubit's numbers."""
+    out = subprocess.run([sys.executable, "-c", _NO_TORCH_RUN], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == "[]", out.stdout
+    @qml.qnode(qml.device("default.qubit", wires=4), diff_method="adjoint")
+    def f(x):
+        qml.PauliX(0)  # the BasisState
+        for w in range(4):
+            qml.RX(x[w], w)
+        qml.CNOT([0, 1])
+        qml.IsingXX(x[0], [2, 3])
+        return qml.expval(qml.Z(0) @ qml.Z(3) + 0.5 * qml.X(1))
+
+    want = qml.jacobian(f)(qml.numpy.array([0.1, 0.2, 0.3, 0.4], requires_grad=True))
+    np.testing.assert_allclose(eval(lines[-3]), want, atol=1e-10)
+    np.testing.assert_allclose(float(lines[-2]), -np.sin(0.3), atol=1e-10)
+
+
 def test_default_seed_draws_from_numpys_global_generator_as_lightning():
     """seed='global' (the default): one draw of np.random.randint(2**31 - 1) per device created,
     so numpy's global stream after creating devices is lightning's, and the device's generator

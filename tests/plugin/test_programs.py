@@ -28,15 +28,8 @@ def test_fast_programs_agree_with_lightning(name):
     _compare(name)
 
 
-#: Known gaps, found by these programs (strict: the test says so when one is fixed).
-KNOWN = {"vqe_molecule": "a trainable BasisState input (pennylane numpy's default requires_grad) is refused "
-                         "under adjoint on qhybrid.cpu (validate_adjoint_trainable_params); lightning runs it"}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
-                                  if n in KNOWN else n
-                                  for n in programs.program_names() if n not in FAST])
+@pytest.mark.parametrize("name", [n for n in programs.program_names() if n not in FAST])
 def test_every_program_agrees_with_lightning(name):
     _compare(name)
 

@@ -18,7 +18,9 @@ lightning.qubit's does; ``None``, an int, a ``numpy.random.Generator`` or a ``to
 ``threads`` (torch and numba threads while executing, restored after),
 ``fuse`` and ``fast`` (engine switches, on by default; ``fast=False`` runs the torch
 reference kernels instead of the device's kernel set, which ``devices.resolve`` chooses:
-numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``). Derivatives:
+numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``), ``small_wires``
+(``qhybrid.cpu`` runs circuits of at most this many wires with numpy alone, without loading
+torch or numba, :mod:`.paths`; default 14, 0: always the engine). Derivatives:
 ``diff_method="adjoint"`` or ``"device"`` (one forward + one backward sweep,
 broadcast batches included), also as vector-Jacobian products
 (``device_vjp=True``).
@@ -34,8 +36,9 @@ without PennyLane's decomposition. Capabilities are declared in ``qhybrid.toml``
 (PennyLane reads it through ``config_filepath``). ``qhybrid.gpu`` raises
 :class:`~qhybrid.errors.DeviceError` when CUDA is missing; it never falls
 back to the CPU.
-Importing this module and creating a device import neither torch nor numba (the engine loads
-at the first execution, :mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
+Importing this module and creating a device import neither torch nor numba; neither does running
+circuits of up to ``small_wires`` wires (the engine loads at the first larger execution,
+:mod:`.engine`); under ``qml.capture`` see :mod:`.capture`.
 """
 from __future__ import annotations
 
@@ -52,6 +55,8 @@ from pennylane.transforms.core import CompilePipeline
 
 from ..errors import DeviceError
 from . import engine
+from .observable_params import observable_columns
+from .paths import SWITCH_WIRES, EnginePath, NumpyPath, check_small_wires
 from .seeding import numpy_rng
 from .shots import sampled_results
 
@@ -113,7 +118,7 @@ def _kernel_set(name: str, fast: bool):
 @simulator_tracking
 @single_tape_support
 class QhybridCPU(Device):
-    """State-vector simulator on CPU torch tensors (numba kernels for the hot loops)."""
+    """State-vector simulator on CPU: numpy for small circuits, else torch tensors and numba kernels."""
 
     name = "qhybrid.cpu"
     _torch_device = "cpu"
@@ -121,7 +126,7 @@ class QhybridCPU(Device):
 
     def __init__(self, wires=None, shots=None, *, seed="global", c_dtype=np.complex128, threads=None,
                  fuse: bool = True, fast: bool = True, batch_obs: bool = False, mcmc: bool = False,
-                 kernel_name: str | None = None, num_burnin: int = 0):
+                 kernel_name: str | None = None, num_burnin: int = 0, small_wires: int | None = None):
         super().__init__(wires=wires, shots=shots)
         self._check_backend()
         _check_mcmc(mcmc, kernel_name, num_burnin, self.shots)
@@ -132,6 +137,9 @@ class QhybridCPU(Device):
         self.threads = threads
         self._rng = numpy_rng(seed)
         self._fuse, self._fast = fuse, fast
+        self.small_wires = check_small_wires(small_wires) if self._torch_device == "cpu" and fast else 0
+        self._numpy_path, self._engine_path = NumpyPath(self._dtype_name), EnginePath(self)
+        self._large_on_engine = False  # set between batches once numpy has run long enough (:mod:`.paths`)
         self._engine_cache = self._plan_cache = None  # made on first execution (they import the engine)
         self._kernels = None  # the device's kernel set, chosen on first execution (it imports numba or torch)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
@@ -233,32 +241,50 @@ class QhybridCPU(Device):
 
     def _circuit(self, tape):
         """``(plan, engine circuit, batched, engine plan)`` for ``tape``: the plan of its structure
-        (made once), filled with its parameters, and the engine's plan of it (kept beside it);
+        (made once), filled with its parameters, and the engine's plan of it (kept beside it; None
+        on the numpy path);
         ``batched`` when results keep a batch axis (``tape.batch_size`` walks every parameter
         through PennyLane's dispatch, ms per call; a state preparation's batch is only known to
         the tape: the converted state is always 2-d)."""
         plan = self._plans.plan(tape, self._wire_order(tape))
         circ, broadcast = plan.circuit(tape, self._plans.measurements(tape, plan))
         batched = broadcast if circ.initial_state is None else tape.batch_size is not None
+        if self._path(circ.n_wires) is self._numpy_path:
+            return plan, circ, batched, None
         return plan, circ, batched, plan.engine_plan(circ, broadcast, fuse=self._fuse)
+
+    def _path(self, n: int):
+        """How a circuit of ``n`` wires runs: numpy alone up to ``small_wires`` (no torch, no
+        numba to load), else the engine; from ``SWITCH_WIRES`` wires, the engine once numpy has
+        run long enough (:mod:`.paths`; decided between batches, so that a VJP's saved state
+        comes from the path its sweep runs on)."""
+        if n > self.small_wires or (n >= SWITCH_WIRES and self._large_on_engine):
+            return self._engine_path
+        return self._numpy_path
+
+    def _next_batch(self):
+        """Called as each batch starts: the switch of :meth:`_path`, and the threads option."""
+        if not self._large_on_engine and self._numpy_path.engine_due():
+            self._large_on_engine = True
+        return _threads(self.threads)
 
     def _run(self, tape):
         wire_order = self._wire_order(tape)
         _, circ, batched, engine_plan = self._circuit(tape)
         n = circ.n_wires
-        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
-                            cache=self._cache, plan=engine_plan)
+        path = self._path(n)
+        state = path.final_state(circ, engine_plan)
         if self._saved is not None and not tape.shots:  # the VJP's sweep starts from it
-            self._saved[tape.hash] = state.clone()  # (the VJP gets equal tapes, not the same objects)
+            self._saved[tape.hash] = path.copy(state)  # (the VJP gets equal tapes, not the same objects)
         if tape.shots:
             return sampled_results(self, tape, state, wire_order)
         out = []
         for mp, m in zip(tape.measurements, circ.measurements):
             if m is not None:
-                r = engine.measure(state, m, n, cache=self._cache, kernels=self.kernels).cpu().numpy()
+                r = path.measure(state, m, n)
             else:
                 diag = mp.diagonalizing_gates() if mp.obs is not None else []
-                st = self._rotated(state, diag, wire_order).cpu().numpy()
+                st = path.numpy(self._rotated(state, diag, wire_order))
                 r = np.asarray(mp.process_state(st if batched else st[0], wire_order))
                 out.append(r)
                 continue
@@ -272,25 +298,28 @@ class QhybridCPU(Device):
         wire_map = {w: i for i, w in enumerate(wire_order)}
         n = state.shape[1].bit_length() - 1
         rot = engine.Circuit(n, tuple(engine.convert_op(g, wire_map) for g in gates), (), state)
+        path = self._path(n)
+        if path is self._numpy_path:
+            return path.final_state(rot)
         return engine.final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
 
     def execute(self, circuits, execution_config: ExecutionConfig | None = None):
         # device VJPs: keep each tape's final state for the backward sweep (as lightning does)
         vjp = execution_config is not None and execution_config.use_device_jacobian_product
         self._saved = {} if vjp else None
-        with _threads(self.threads):
+        with self._next_batch():
             return tuple(self._run(t) for t in circuits)
 
     # ---------------------------------------------------------------- derivatives
     def _jac(self, tape, values=False, saved=None):
         plan, circ, batched, engine_plan = self._circuit(tape)
         state = saved.pop(tape.hash, None) if saved else None
-        vals, jac = engine.adjoint_jacobian(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels,
-                                     cache=self._cache, fuse=self._fuse, return_values=True, state=state,
-                                     plan=engine_plan)
-        jac = plan.tape_jacobian(jac.numpy())
-        vals = vals.numpy()
-        extra = self._observable_columns(tape, circ, plan.n_params)
+        path = self._path(circ.n_wires)
+        if state is not None and isinstance(state, np.ndarray) != (path is self._numpy_path):
+            state = None  # saved by the other path (the switch of _path came between)
+        vals, jac = path.adjoint(circ, state, engine_plan)
+        jac = plan.tape_jacobian(jac)
+        extra = observable_columns(self, tape, circ, plan.n_params)
         if extra is not None:
             jac = np.concatenate([jac, extra], axis=1)
         M, T = jac.shape[0], jac.shape[1]
@@ -306,45 +335,12 @@ class QhybridCPU(Device):
         v = [entry(vals[m]) for m in range(M)]
         return (v[0] if M == 1 else tuple(v)), j
 
-    def _observable_columns(self, tape, circ, n_op: int):
-        """(M, T_obs, B) derivatives w.r.t. trainable observable parameters (those past the
-        tape's ``n_op`` operation parameters), or None.
-
-        For ``H = sum_t c_t O_t`` (and ``c * O``), ``d<H>/dc_t = <O_t>``; other observable
-        parameters (e.g. Hermitian matrix entries) get zero, as PennyLane's adjoint warns.
-        """
-        obs_tr = [p - n_op for p in tape.trainable_params if p >= n_op]
-        if not obs_tr:
-            return None
-        wire_map = {w: i for i, w in enumerate(self._wire_order(tape))}
-        state = engine.final_state(circ, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=self._fuse,
-                            cache=self._cache)
-        B = state.shape[0]
-        owner, start = [], 0
-        for m, mp in enumerate(tape.measurements):
-            nd = len(mp.obs.data) if mp.obs is not None else 0
-            owner += [(m, k) for k in range(nd)]
-            start += nd
-        out = np.zeros((len(tape.measurements), len(obs_tr), B))
-        for col, p in enumerate(obs_tr):
-            m, k = owner[p]
-            obs = tape.measurements[m].obs
-            term = None
-            if isinstance(obs, qml.ops.LinearCombination) and k < len(obs.coeffs):
-                term = obs.ops[k]
-            elif isinstance(obs, qml.ops.SProd) and k == 0:
-                term = obs.base
-            if term is not None:
-                o = engine.convert_observable(term, wire_map)
-                out[m, col] = engine.expval(state, o, circ.n_wires, cache=self._cache, kernels=self.kernels).numpy()
-        return out
-
     def compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             return tuple(self._jac(t) for t in circuits)
 
     def execute_and_compute_derivatives(self, circuits, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             both = [self._jac(t, values=True) for t in circuits]
         return tuple(b[0] for b in both), tuple(b[1] for b in both)
 
@@ -355,7 +351,7 @@ class QhybridCPU(Device):
             return tuple(_vjp(t, dy, self._jac(t, saved=saved)) for t, dy in zip(circuits, cotangents))
 
     def execute_and_compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
-        with _threads(self.threads):
+        with self._next_batch():
             both = [self._jac(t, values=True) for t in circuits]
         return (tuple(v for v, _ in both),
                 tuple(_vjp(t, dy, j) for t, dy, (_, j) in zip(circuits, cotangents, both)))

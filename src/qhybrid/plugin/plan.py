@@ -14,7 +14,7 @@ the rotations of one Pauli-Z word into one gate (their angles add) and puts the
 per distinct word, which the engine fuses into a 1-qubit layer and one phase
 lookup. The derivative of each merged tape parameter is its gate's derivative
 (times -1 for an adjoint rotation). The grouping is the engine's
-(:func:`qhybrid.sim.fuse.zrotation_groups`, which merges every circuit's runs); done here once
+(:func:`qhybrid.sim.zrot.zrotation_groups`, which merges every circuit's runs); done here once
 per tape structure, a call builds one engine operation per word instead of one per term.
 
 Operations the table does not run (applied as a matrix) and a state
@@ -30,7 +30,7 @@ import numpy as np
 from pennylane.operation import StatePrepBase
 
 from ..sim.circuit import Circuit, Measurement, Operation
-from ..sim.fuse import ZROT_NAME, build_plan, zrotation_groups
+from ..sim.zrot import ZROT_NAME, zrotation_groups
 from .convert import _native, convert_observable, convert_op, evolution_gates, op_wire_labels, to_numpy
 
 #: Z-rotations ``exp(-i theta/2 Z...Z)`` by number of wires (the same convention for all).
@@ -86,6 +86,8 @@ class TapePlan:
             return None
         plan = self.engine_plans.get(fuse)
         if plan is None:
+            from ..sim.fuse import build_plan  # the engine's (it imports torch): asked for on its path only
+
             plan = self.engine_plans[fuse] = build_plan(circuit.operations, circuit.n_wires, fuse=fuse)
         return plan
 
@@ -201,7 +203,7 @@ def make_plan(tape, wire_order) -> TapePlan:
 
 def _merge_zrotations(slots: list) -> list:
     """Each maximal run of Z-rotation slots as one rotation per distinct wire set, 1-qubit ones
-    first, angles summed (the engine's :func:`~qhybrid.sim.fuse.zrotation_groups`, here once per
+    first, angles summed (the engine's :func:`~qhybrid.sim.zrot.zrotation_groups`, here once per
     tape structure, with each merged angle's tape parameters in its sources)."""
     out, run = [], []
     for s in slots + [None]:

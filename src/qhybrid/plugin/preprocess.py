@@ -129,10 +129,13 @@ def decompose_unsupported(tape, stopping_condition, name="qhybrid", device_wires
     ``stopping_condition``, else the tape as it is (``decompose`` counts the work wires first,
     building ``tape.wires``)."""
     ops = tape.operations
-    skip = 1 if ops and isinstance(ops[0], StatePrepBase) else 0
+    # an initial state preparation is kept, unless it fails the condition (a trainable one under
+    # adjoint: decomposed into gates, as lightning.qubit does; a BasisState's X gates have no
+    # parameters left to differentiate)
+    skip = 1 if ops and isinstance(ops[0], StatePrepBase) and stopping_condition(ops[0]) else 0
     if all(stopping_condition(op) for op in ops[skip:]):
         return (tape,), null_postprocessing
-    return decompose(tape, stopping_condition=stopping_condition, name=name, skip_initial_state_prep=True,
+    return decompose(tape, stopping_condition=stopping_condition, name=name, skip_initial_state_prep=bool(skip),
                      device_wires=device_wires)
 
 

@@ -132,3 +132,31 @@ class Circuit:
         if with_state and self.initial_state is not None and np.ndim(self.initial_state) == 2:
             sizes.append(int(np.shape(self.initial_state)[0]))
         return sizes
+
+
+def pauli_masks(word, n) -> tuple:
+    """``(xmask, zmask, number of Y)`` of a Pauli ``word`` on ``n`` wires: X and Y set bit
+    ``n-1-w`` of ``xmask``, Z and Y that of ``zmask``, so that
+    ``P|c> = i^{nY} (-1)^{popcount(c & zmask)} |c ^ xmask>``."""
+    x = z = ny = 0
+    for w, p in word:
+        bit = 1 << (n - 1 - w)
+        if p in ("X", "Y"):
+            x |= bit
+        if p in ("Z", "Y"):
+            z |= bit
+        ny += p == "Y"
+    return x, z, ny
+
+
+def split_terms(obs, n) -> tuple:
+    """(z_terms [(coeff, zmask)], other [(coeff * i^nY, xmask, zmask)]) of the Pauli part."""
+    zt, other = [], []
+    for t in obs.paulis:
+        x, z, ny = pauli_masks(t.word, n)
+        c = complex(t.coeff) * (1j**ny)
+        if x == 0:
+            zt.append((c.real, z))
+        else:
+            other.append((c, x, z))
+    return zt, other

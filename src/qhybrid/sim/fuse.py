@@ -34,6 +34,7 @@ import torch
 from .bind import PERMUTATIONS, ZROT, ladder_tables
 from .gates import GATES
 from .plan import Plan, Segment, structure_key
+from .zrot import ZROT_NAME, zrotation_groups  # noqa: F401  (ZROT_NAME, zrotation_groups: also used from here)
 
 #: Largest diagonal block applied as one small diagonal (more wires: lookup or gate by gate).
 MAX_SMALL_DIAG = 12
@@ -45,21 +46,6 @@ PERM_MAX_WIRES = 40
 
 def _is_zrot(op) -> bool:
     return op.name in ZROT and np.ndim(op.params[0]) == 0
-
-
-#: The Z-rotation for a number of wires (``exp(-i theta/2 Z...Z)`` alike).
-ZROT_NAME = {1: "RZ", 2: "IsingZZ"}
-
-
-def zrotation_groups(run) -> list:
-    """A run of Z-rotations, ``run`` ``[(wires, adjoint), ...]``, as one rotation per distinct wire
-    set: ``[(sorted wires, ((position in run, sign), ...)), ...]``, the 1-qubit ones first, else in
-    first-seen order (sign -1 for an adjoint rotation: the merged angle is ``sum sign * angle``)."""
-    groups: dict = {}
-    for i, (wires, adjoint) in enumerate(run):
-        groups.setdefault(frozenset(wires), []).append((i, -1 if adjoint else 1))
-    out = [(tuple(sorted(ws)), tuple(members)) for ws, members in groups.items()]
-    return sorted(out, key=lambda g: len(g[0]) > 1)  # stable: first-seen order kept
 
 
 def _merge_layout(ops):

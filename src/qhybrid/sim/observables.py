@@ -17,40 +17,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .circuit import split_terms
 from .jit import HAVE_NUMBA
 from .kernels import KernelSet, as_kernel_set
 from .kernels.torch_ops import apply_matrix
-
-
-def _masks(word, n):
-    x = z = ny = 0
-    for w, p in word:
-        bit = 1 << (n - 1 - w)
-        if p in ("X", "Y"):
-            x |= bit
-        if p in ("Z", "Y"):
-            z |= bit
-        ny += p == "Y"
-    return x, z, ny
 
 
 def _parity_t(x: torch.Tensor) -> torch.Tensor:
     for s in (32, 16, 8, 4, 2, 1):
         x = x ^ (x >> s)
     return x & 1
-
-
-def split_terms(obs, n):
-    """(z_terms [(coeff, zmask)], other [(coeff * i^nY, xmask, zmask)]) of the Pauli part."""
-    zt, other = [], []
-    for t in obs.paulis:
-        x, z, ny = _masks(t.word, n)
-        c = complex(t.coeff) * (1j**ny)
-        if x == 0:
-            zt.append((c.real, z))
-        else:
-            other.append((c, x, z))
-    return zt, other
 
 
 def z_diagonal(z_terms, n, *, device, cache=None) -> torch.Tensor:

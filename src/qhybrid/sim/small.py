@@ -1,0 +1,227 @@
+"""The small-circuit engine: numpy alone (no torch, no numba), for circuits whose run costs less
+than loading the engine.
+
+Below a dozen or so wires a whole circuit's simulation takes milliseconds, and what a fresh
+process waits for is the engine's start-up (torch's import, numba's, its cached kernels). This
+module runs the engine's IR (:mod:`.circuit`) with the same results as :mod:`.simulate`,
+:mod:`.measure` and :mod:`.adjoint`, on numpy ``(B, 2**n)`` states of complex128 or complex64:
+each gate its ``(P, d, d)`` matrix from the gate table (``P`` 1 or the batch ``B``) applied over its
+wires entry by entry (its zeros skipped), a diagonal gate by one multiply, a Pauli word as an index permutation
+and a sign (:func:`~.circuit.pauli_masks`). The adjoint sweep keeps the ket and the bras in one
+``(1 + M, B, 2**n)`` array, so each gate is undone on all of them in one call. Nothing is fused:
+the plugin chooses this path below :data:`SMALL_MAX_WIRES` only. Trusts its inputs.
+
+Example:
+    >>> from qhybrid.sim.circuit import Circuit, Measurement, Observable, Operation
+    >>> c = Circuit(1, (Operation("RX", (0,), (0.3,), trainable=(0,)),),
+    ...             (Measurement("expval", Observable.pauli({"Z": 1.0})),))
+    >>> values, jac = adjoint_jacobian(c, return_values=True)
+    >>> round(float(values[0, 0]), 6), round(float(jac[0, 0, 0]), 6)
+    (0.955336, -0.29552)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OperationError
+from .circuit import split_terms
+from .gates import GATES, _matrix_np, _params, gate_generator
+
+#: The plugin runs circuits of at most this many wires here (``qhybrid.cpu``'s start-up beats
+#: lightning.qubit's with it; larger circuits go to the fused engine, whose kernels win there).
+SMALL_MAX_WIRES = 14
+
+
+def _apply(states, array, wires, n: int, *, diagonal: bool):
+    """``array`` (a ``(P, d, d)`` matrix, or a ``(P, d)`` diagonal) on ``wires`` of every row of
+    ``states`` ``(R, B, 2**n)``; a new array."""
+    R, B = states.shape[:2]
+    array = array.astype(states.dtype, copy=False)
+    k = len(wires)
+    if k == 0:  # a global phase
+        return states * array.reshape(1, -1, 1)
+    if diagonal:
+        d = array.reshape((-1,) + (2,) * k).transpose([0] + [1 + i for i in np.argsort(wires)])
+        shape = (1, d.shape[0]) + tuple(2 if w in wires else 1 for w in range(n))
+        return (states.reshape((R, B) + (2,) * n) * d.reshape(shape)).reshape(R, B, -1)
+    order = sorted(wires)
+    shape, prev = [R, B], 0
+    for w in order:  # the state's axes around each gate wire: no copy, no transpose
+        shape += [2**(w - prev), 2]
+        prev = w + 1
+    shape.append(2 ** (n - prev))
+    v, out = states.reshape(shape), np.zeros(shape, dtype=states.dtype)
+    rows = [_index(i, wires, order) for i in range(2**k)]
+    # entry by entry, the zeros skipped (a CNOT is four copies): no BLAS call, whose threads
+    # cost a hundred times the work on a busy machine at these sizes
+    for i, j in zip(*np.nonzero(np.any(array != 0, axis=0))):
+        c = array[:, i, j]
+        if np.all(c == 1):
+            out[rows[i]] += v[rows[j]]
+        else:
+            out[rows[i]] += c.reshape((1, -1) + (1,) * (k + 1)) * v[rows[j]]
+    return out.reshape(R, B, -1)
+
+
+def _index(i: int, wires, order) -> tuple:
+    """The view of basis row ``i`` of a gate on ``wires`` (``wires[0]`` its most significant
+    bit) in a state shaped as :func:`_apply` shapes it."""
+    k = len(wires)
+    bits = {w: (i >> (k - 1 - p)) & 1 for p, w in enumerate(wires)}
+    idx = [slice(None), slice(None)]
+    for w in order:
+        idx += [slice(None), bits[w]]
+    return tuple(idx + [slice(None)])
+
+
+def _operator(op, *, inverse: bool = False):
+    """``(array, diagonal)`` of an IR operation (its inverse on request)."""
+    gate = GATES[op.name]
+    adjoint = op.adjoint != inverse
+    if gate.matrix is None:
+        d = gate.diagonal(_params(op.params), len(op.wires))
+        return (d.conj() if adjoint else d), True
+    return _matrix_np(op.name, _params(op.params), len(op.wires), adjoint), False
+
+
+def apply_operation(states, op, n: int, *, inverse: bool = False):
+    """``states`` ``(R, B, 2**n)`` after the IR operation ``op`` (its inverse on request)."""
+    array, diagonal = _operator(op, inverse=inverse)
+    return _apply(states, array, op.wires, n, diagonal=diagonal)
+
+
+def final_state(circuit, *, dtype=np.complex128) -> np.ndarray:
+    """The state after ``circuit``'s operations, ``(B, 2**n)`` of ``dtype``."""
+    n, B = circuit.n_wires, circuit.batch_size
+    if circuit.initial_state is not None:
+        init = np.asarray(circuit.initial_state).reshape(-1, 2**n)
+        state = np.array(np.broadcast_to(init, (B, 2**n)), dtype=dtype)
+    else:
+        state = np.zeros((B, 2**n), dtype=dtype)
+        state[:, 0] = 1
+    states = state[None]
+    for op in circuit.operations:
+        states = apply_operation(states, op, n)
+    return states[0]
+
+
+def _signs(masked, dtype) -> np.ndarray:
+    """``(-1)^popcount(masked)`` as ``dtype`` (``masked`` int64 indices and-ed with a mask)."""
+    return 1 - 2 * (np.bitwise_count(masked) & 1).astype(dtype)
+
+
+def _z_diagonal(z_terms, n: int) -> np.ndarray:
+    idx = np.arange(2**n, dtype=np.int64)
+    out = np.zeros(2**n)
+    for c, z in z_terms:
+        out += c * _signs(idx & z, np.float64)
+    return out
+
+
+def apply_observable(states, obs, n: int):
+    """``O`` applied to every row of ``states`` ``(R, B, 2**n)``: a new array."""
+    zt, other = split_terms(obs, n)
+    out = states * _z_diagonal(zt, n).astype(states.real.dtype) if zt else np.zeros_like(states)
+    if other:
+        idx = np.arange(2**n, dtype=np.int64)
+        for c, x, z in other:
+            j = idx ^ x  # (P psi)[i] = c (-1)^{popcount((i ^ x) & z)} psi[i ^ x]
+            out += (c * _signs(j & z, np.float64)).astype(states.dtype) * states[..., j]
+    for t in obs.dense:
+        out += t.coeff * _apply(states, np.asarray(t.matrix)[None], t.wires, n, diagonal=False)
+    return out
+
+
+def _overlap_real(a, b) -> np.ndarray:
+    """``Re <a|b>`` along the last axis, float64."""
+    return (np.sum(a.real * b.real, axis=-1, dtype=np.float64)
+            + np.sum(a.imag * b.imag, axis=-1, dtype=np.float64))
+
+
+def expval(state, obs, n: int) -> np.ndarray:
+    """``<psi|O|psi>`` per row of ``state`` ``(B, 2**n)``: ``(B,)`` float64."""
+    return _overlap_real(state, apply_observable(state[None], obs, n)[0])
+
+
+def probs(state, wires, n: int) -> np.ndarray:
+    """Marginal probabilities of ``wires`` (in that order), ``(B, 2**k)`` float."""
+    B = state.shape[0]
+    p = (state.real**2 + state.imag**2).reshape((B,) + (2,) * n)
+    wires = list(wires)
+    rest = tuple(1 + w for w in range(n) if w not in wires)
+    if rest:
+        p = p.sum(axis=rest)
+    if not wires:
+        return p.reshape(B, 1)
+    kept = sorted(wires)
+    return p.transpose([0] + [1 + kept.index(w) for w in wires]).reshape(B, -1)
+
+
+def measure(state, m, n: int) -> np.ndarray:
+    """One :class:`~.circuit.Measurement` on ``state`` (as :func:`qhybrid.sim.measure.measure`)."""
+    if m.kind == "expval":
+        return expval(state, m.obs, n)
+    if m.kind == "var":
+        opsi = apply_observable(state[None], m.obs, n)[0]
+        ev = _overlap_real(state, opsi)
+        return _overlap_real(opsi, opsi) - ev**2
+    if m.kind == "probs":
+        return probs(state, m.wires if m.wires else range(n), n)
+    if m.kind == "state":
+        return state.copy()
+    raise ValueError(f"unknown measurement kind {m.kind!r}; valid: expval, var, probs, state")
+
+
+def _columns(ops) -> tuple:
+    cols, t = [], 0
+    for op in ops:
+        if len(op.trainable) > 1 or (op.trainable and GATES[op.name].generator is None):
+            raise OperationError(
+                f"adjoint differentiation needs single-parameter gates with a generator; "
+                f"{op.name} on wires {op.wires} has trainable parameters {op.trainable}. "
+                f"Decompose it first (e.g. Rot -> RZ RY RZ)")
+        cols.append(t if op.trainable else None)
+        t += len(op.trainable)
+    return cols, t
+
+
+def adjoint_jacobian(circuit, *, dtype=np.complex128, return_values: bool = False, state=None):
+    """Jacobian of ``circuit``'s expval measurements w.r.t. its trainable parameters, by one
+    backward sweep (as :func:`qhybrid.sim.adjoint.adjoint_jacobian`).
+
+    Args:
+        circuit: a :class:`~.circuit.Circuit` whose measurements are all ``expval``.
+        dtype: the states' complex dtype.
+        return_values: also return the expectation values.
+        state: the circuit's final state ``(B, 2**n)`` when the caller has it (forward skipped).
+
+    Returns:
+        ``(M, T, B)`` float64; with ``return_values`` the pair ``(values (M, B), jacobian)``.
+
+    Raises:
+        OperationError: a trainable multi-parameter gate, or a non-expval measurement.
+    """
+    ops, n = tuple(circuit.operations), circuit.n_wires
+    for m in circuit.measurements:
+        if m.kind != "expval":
+            raise OperationError(f"adjoint differentiation supports expval only, not {m.kind!r}")
+    cols, T = _columns(ops)
+    ket = final_state(circuit, dtype=dtype) if state is None else np.asarray(state)
+    M, B = len(circuit.measurements), ket.shape[0]
+    states = np.empty((1 + M, B, ket.shape[1]), dtype=ket.dtype)
+    states[0] = ket
+    for m, meas in enumerate(circuit.measurements):
+        states[1 + m] = apply_observable(ket[None], meas.obs, n)[0]
+    values = _overlap_real(ket[None], states[1:])
+    jac = np.zeros((M, T, B))
+    first = next((k for k, op in enumerate(ops) if op.trainable), len(ops))
+    for k in range(len(ops) - 1, first - 1, -1):
+        op = ops[k]
+        if op.trainable and M:
+            gen = gate_generator(op.name, len(op.wires), op.adjoint)
+            g_ket = _apply(states[:1], gen[None], op.wires, n, diagonal=gen.ndim == 1)
+            ov = np.sum(states[1:].conj() * g_ket, axis=-1)  # <bra_m|G|ket>, (M, B)
+            jac[:, cols[k], :] = -2.0 * ov.imag
+        if k > first:
+            states = apply_operation(states, op, n, inverse=True)
+    return (values, jac) if return_values else jac

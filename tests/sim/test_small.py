@@ -1,0 +1,91 @@
+"""The small-circuit engine (numpy alone) against the engine: states, measurements, adjoint."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from simhelpers import make_circuit, random_ops
+
+from qhybrid.errors import OperationError
+from qhybrid.sim import Measurement, Observable, Operation, adjoint_jacobian, final_state
+from qhybrid.sim.measure import measure
+from qhybrid.sim import small
+from qhybrid.sim.circuit import DenseTerm, PauliTerm
+
+TOL = {np.complex128: 1e-10, np.complex64: 2e-5}
+TORCH = {np.complex128: torch.complex128, np.complex64: torch.complex64}
+
+
+def _obs(n, rng, terms=5, dense=True):
+    out = []
+    for _ in range(terms):
+        wires = rng.choice(n, int(rng.integers(1, n + 1)), replace=False)
+        out.append(PauliTerm(complex(rng.normal()), tuple((int(w), str(rng.choice(list("XYZ")))) for w in wires)))
+    out.append(PauliTerm(0.7, tuple((int(w), "Z") for w in rng.choice(n, 2, replace=False))))
+    if not dense:
+        return Observable(tuple(out))
+    a = rng.normal(size=(4, 4)) + 1j * rng.normal(size=(4, 4))
+    wires = tuple(int(w) for w in rng.choice(n, 2, replace=False))
+    return Observable(tuple(out), (DenseTerm(0.5, wires, a + a.conj().T),))
+
+
+def _circuit(seed, *, batch=None, init=False, dense=True):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    ops = random_ops(n, 30, rng, batch=batch)
+    ops.append(Operation("GlobalPhase", (), (0.3,), (0,)))
+    state = None
+    if init:
+        v = rng.normal(size=2**n) + 1j * rng.normal(size=2**n)
+        state = (v / np.linalg.norm(v))[None]
+    ms = [Measurement("expval", _obs(n, rng, dense=dense)), Measurement("expval", Observable.pauli({"Y": 1.0}, wires=(n - 1,)))]
+    return make_circuit(n, ops, ms, state)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("seed", range(4))
+def test_states_and_measurements_match_the_engine(seed, dtype):
+    c = _circuit(seed, batch=3 if seed % 2 else None, init=seed == 2)
+    got = small.final_state(c, dtype=dtype)
+    want = final_state(c, dtype=TORCH[dtype], kernels="torch", fuse=False)
+    assert got.dtype == dtype and got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got, want.numpy(), atol=TOL[dtype], rtol=0)
+    n = c.n_wires
+    for m in (*c.measurements, Measurement("var", c.measurements[0].obs), Measurement("probs", wires=(n - 1, 0)),
+              Measurement("probs"), Measurement("state")):
+        np.testing.assert_allclose(small.measure(got, m, n), measure(want, m, n, kernels="torch").numpy(),
+                                   atol=TOL[dtype] * 10, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("seed", range(4))
+def test_adjoint_jacobian_matches_the_engine(seed, dtype):
+    c = _circuit(seed, batch=3 if seed % 2 else None, init=seed == 2)
+    vals, jac = small.adjoint_jacobian(c, dtype=dtype, return_values=True)
+    wvals, wjac = adjoint_jacobian(c, dtype=TORCH[dtype], return_values=True, kernels="torch", fuse=False)
+    assert jac.shape == tuple(wjac.shape) and jac.dtype == np.float64
+    np.testing.assert_allclose(jac, wjac.numpy(), atol=TOL[dtype] * 10, rtol=0)
+    np.testing.assert_allclose(vals, wvals.numpy(), atol=TOL[dtype] * 10, rtol=0)
+    again = small.adjoint_jacobian(c, dtype=dtype, state=small.final_state(c, dtype=dtype))
+    np.testing.assert_array_equal(again, jac)
+
+
+def test_trainable_gate_without_generator_is_refused():
+    c = make_circuit(1, [Operation("Rot", (0,), (0.1, 0.2, 0.3), (0,))],
+                     [Measurement("expval", Observable.pauli({"Z": 1.0}))])
+    with pytest.raises(OperationError, match="Rot"):
+        small.adjoint_jacobian(c)
+    with pytest.raises(OperationError, match="var"):
+        small.adjoint_jacobian(make_circuit(1, [], [Measurement("var", Observable.pauli({"Z": 1.0}))]))
+
+
+def test_imports_neither_torch_nor_numba():
+    code = ("import sys, qhybrid.sim.small as s, qhybrid.sim.circuit as c;"
+            "s.final_state(c.Circuit(2, (c.Operation('Hadamard', (0,)),)));"
+            "print(sorted(m for m in ('torch', 'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
