@@ -134,8 +134,11 @@ def test_gpu_kernel_path_follows_the_one_minimum(fake_gpu, monkeypatch, cap, ker
     fake_gpu("Tesla X", cap)
     name, why = devices.gpu_kernel_path()
     assert name == kernels and f"{cap[0]}.{cap[1]}" in why and "Tesla X" in why
-    monkeypatch.setattr(devices, "TRITON_MIN_CAPABILITY", (9, 1))
+    import qhybrid.sim.triton.status as status
+
+    monkeypatch.setattr(status, "MIN_CAPABILITY", (9, 1))  # the local GPU and the estimate's types alike
     assert devices.gpu_kernel_path()[0] == "torch"
+    assert status.capability_path(cap, "Tesla X")[0] == "torch"
 
 
 def test_gpu_kernel_path_without_cuda(fake_gpu, monkeypatch):
