@@ -22,6 +22,8 @@ each gate). See ``README.md`` for the derivation.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ..errors import OperationError
@@ -72,13 +74,9 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=N
     """
     ops = tuple(circuit.operations)
     n = circuit.n_wires
-    obs = []
-    for m in circuit.measurements:
-        if m.kind != "expval":
-            raise OperationError(f"adjoint differentiation supports expval only, not {m.kind!r}")
-        obs.append(m.obs)
-    cols, T = _columns(ops)
+    obs = _expval_observables(circuit)
     B = circuit.batch_size
+    _columns(ops)  # a trainable gate without a generator is refused before any work
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
         plan = cached_plan(ops, n, fuse=fuse, cache=cache)  # as final_state keeps it
@@ -86,79 +84,124 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=N
     back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
     if back is not None:
         ops = plan.operations(ops)
-        cols, T = _columns(ops)
+    cols, T = _columns(ops)
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     mats = plan.layer_matrices(ops)  # the layers' gates: bound by the forward pass, read by the sweep
     if state is None:
         ket = final_state(circuit, dtype=dtype, device=device, kernels=ks, cache=cache, n_states=1,
                           out=None if work is None else work[1], plan=plan, matrices=mats)
-    elif work is not None:
-        ket = work[1].copy_(state)
     else:
-        ket = state
-    fused = ks.adjoint_steps  # the set's fused steps, or None: gate by gate
+        ket = state if work is None else work[1].copy_(state)
     bra_all = torch.empty(shapes[0], dtype=ket.dtype, device=ket.device) if work is None else work[0]
     bras = [apply_observable(ket, o, n, cache=cache, kernels=ks, out=bra_all[m]) for m, o in enumerate(obs)]
     values = torch.stack([ks.vdot_real(ket, b) for b in bras]) if bras else torch.zeros(0, B, dtype=torch.float64)
-    jac = torch.zeros(len(obs), T, B, dtype=torch.float64)
-    segs = plan.segments
-    first = next((s for s, seg in enumerate(segs) if any(ops[k].trainable for k in seg.ops)), len(segs))
-    pending = None  # an inverted CNOT ladder not yet applied (the next layer step may read through it)
-    spare = spare_buffers(cache, "adjoint_spare", shapes, dtype, device) if fused is not None else None
-    bind = dict(dtype=dtype, device=device, cache=cache)
-    for s in range(len(segs) - 1, first - 1, -1):
-        if not bras:
-            break
-        seg = segs[s]
-        if fused is None:
-            _generic_step(seg, ops, cols, bras, ket, jac, n, kernels=ks)
-            continue
-        if seg.kind == "ladder":  # undone when a step before it needs the states
-            (perm,) = seg.bind(ops, n, **bind)
-            pending = perm.inverse()
-            continue
-        layer = seg.kind == "layer" and len(seg.ops) > 1
-        # a first layer on |0...0>: its derivatives come from the bras alone
-        product = layer and s == 0 and circuit.initial_state is None and n > 1
-        if pending is not None and (spare is None or not layer or product):  # no layer step reads through it
-            bra_all, ket, spare = fused.undo_ladder(pending, bra_all, ket, spare, n, kernels=ks, cache=cache,
-                                              with_ket=not product)
-            bras = list(bra_all)
-            pending = None
-        if product:
-            fused.product_step(seg, ops, cols, bras, jac, n, mats.get(s))
-            break
-        if layer:
-            new_bra_all, new_ket = fused.layer_step(seg, ops, cols, bra_all, ket, jac, n, undo=s > first,
-                                              perm=pending, spare=spare, mats=mats.get(s))
-            if new_ket is not ket:  # the states moved to the spare buffers, which take the old ones
-                spare = (bra_all, ket)
-                bra_all, ket = new_bra_all, new_ket
-                bras = list(bra_all)
-            pending = None
-            continue
-        op = ops[seg.ops[0]]
-        if len(seg.ops) == 1 and len(op.wires) in (1, 2) and op.name not in PERMUTATIONS:
-            gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
-            ovs = fused.fused_step(bras, ket, step_for(op, n, dtype=dtype, device=device), gen, n)
-            if gen is not None:
-                for m, ov in enumerate(ovs):
-                    jac[m, cols[seg.ops[0]], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
-            continue
-        if seg.kind == "diagonal":
-            fused.diagonal_derivatives(seg, ops, cols, bras, ket, jac, n)
-            if s > first:
-                _undo(seg.bind(ops, n, **bind), bras, ket, n, kernels=ks)
-            continue
-        _generic_step(seg, ops, cols, bras, ket, jac, n, kernels=ks)
+    sweep = _Sweep(ops=ops, cols=cols, n=n, jac=torch.zeros(len(obs), T, B, dtype=torch.float64), ks=ks,
+                   mats=mats, bind=dict(dtype=dtype, device=device, cache=cache), bra_all=bra_all, ket=ket,
+                   bras=bras, product_start=circuit.initial_state is None and n > 1,
+                   spare=spare_buffers(cache, "adjoint_spare", shapes, dtype, device) if ks.adjoint_steps is not None else None)
+    if bras:
+        sweep.run(plan.segments)
+    jac = sweep.jac
     if back is not None:
         jac = jac[:, torch.from_numpy(back[0]), :] * torch.from_numpy(back[1])[None, :, None]
     if work is not None:  # the buffers now holding the states serve the next call
-        keep_buffers(cache, "adjoint_work", (bra_all, ket))
-    if spare is not None:
-        keep_buffers(cache, "adjoint_spare", spare)
+        keep_buffers(cache, "adjoint_work", (sweep.bra_all, sweep.ket))
+    if sweep.spare is not None:
+        keep_buffers(cache, "adjoint_spare", sweep.spare)
     return (values, jac) if return_values else jac
+
+
+def _expval_observables(circuit) -> list:
+    """The observables of ``circuit``'s measurements, all of which must be expvals."""
+    obs = []
+    for m in circuit.measurements:
+        if m.kind != "expval":
+            raise OperationError(f"adjoint differentiation supports expval only, not {m.kind!r}")
+        obs.append(m.obs)
+    return obs
+
+
+@dataclass
+class _Sweep:
+    """The backward sweep's states and what it writes: the bras (one per observable, rows of
+    ``bra_all``) and the ket, the spare buffers a fused layer step may move them into, an inverted
+    CNOT ladder not yet applied (``pending``: the next layer step may read through it), and ``jac``."""
+
+    ops: tuple
+    cols: list
+    n: int
+    jac: torch.Tensor
+    ks: object
+    mats: dict
+    bind: dict
+    bra_all: torch.Tensor
+    ket: torch.Tensor
+    bras: list
+    product_start: bool  # the circuit starts from |0...0> on 2+ wires
+    spare: tuple | None = None
+    pending: object = None
+
+    def run(self, segs) -> None:
+        """Walk ``segs`` (the plan's segments) backwards down to the first with a trainable gate."""
+        ops = self.ops
+        first = next((s for s, seg in enumerate(segs) if any(ops[k].trainable for k in seg.ops)), len(segs))
+        for s in range(len(segs) - 1, first - 1, -1):
+            seg = segs[s]
+            if self.ks.adjoint_steps is None:  # gate by gate
+                _generic_step(seg, ops, self.cols, self.bras, self.ket, self.jac, self.n, kernels=self.ks)
+            elif self._fused(s, seg, undo=s > first):
+                break
+
+    def _fused(self, s: int, seg, *, undo: bool) -> bool:
+        """One segment by the kernel set's fused steps; True when the sweep is done (a first layer
+        on |0...0>, whose derivatives come from the bras alone)."""
+        fused, ops, n, ks = self.ks.adjoint_steps, self.ops, self.n, self.ks
+        if seg.kind == "ladder":  # undone when a step before it needs the states
+            (perm,) = seg.bind(ops, n, **self.bind)
+            self.pending = perm.inverse()
+            return False
+        layer = seg.kind == "layer" and len(seg.ops) > 1
+        product = layer and s == 0 and self.product_start
+        if self.pending is not None and (self.spare is None or not layer or product):  # nothing reads through it
+            self.bra_all, self.ket, self.spare = fused.undo_ladder(
+                self.pending, self.bra_all, self.ket, self.spare, n, kernels=ks, cache=self.bind["cache"],
+                with_ket=not product)
+            self.bras = list(self.bra_all)
+            self.pending = None
+        if product:
+            fused.product_step(seg, ops, self.cols, self.bras, self.jac, n, self.mats.get(s))
+            return True
+        if layer:
+            new_bra_all, new_ket = fused.layer_step(seg, ops, self.cols, self.bra_all, self.ket, self.jac, n,
+                                                    undo=undo, perm=self.pending, spare=self.spare,
+                                                    mats=self.mats.get(s))
+            if new_ket is not self.ket:  # the states moved to the spare buffers, which take the old ones
+                self.spare = (self.bra_all, self.ket)
+                self.bra_all, self.ket = new_bra_all, new_ket
+                self.bras = list(self.bra_all)
+            self.pending = None
+            return False
+        self._single(seg, undo=undo)
+        return False
+
+    def _single(self, seg, *, undo: bool) -> None:
+        """A one-gate segment, a diagonal block, or anything else gate by gate."""
+        fused, ops, n = self.ks.adjoint_steps, self.ops, self.n
+        op = ops[seg.ops[0]]
+        if len(seg.ops) == 1 and len(op.wires) in (1, 2) and op.name not in PERMUTATIONS:
+            gen = gate_generator(op.name, len(op.wires), op.adjoint) if op.trainable else None
+            step = step_for(op, n, dtype=self.bind["dtype"], device=self.bind["device"])
+            ovs = fused.fused_step(self.bras, self.ket, step, gen, n)
+            if gen is not None:
+                for m, ov in enumerate(ovs):
+                    self.jac[m, self.cols[seg.ops[0]], :] = (-2.0 * ov.imag).to(torch.float64).cpu()
+        elif seg.kind == "diagonal":
+            fused.diagonal_derivatives(seg, ops, self.cols, self.bras, self.ket, self.jac, n)
+            if undo:
+                _undo(seg.bind(ops, n, **self.bind), self.bras, self.ket, n, kernels=self.ks)
+        else:
+            _generic_step(seg, ops, self.cols, self.bras, self.ket, self.jac, n, kernels=self.ks)
 
 
 def _undo(steps, bras, ket, n, *, kernels) -> None:
