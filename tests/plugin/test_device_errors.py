@@ -64,7 +64,7 @@ class TestBadInput:
 
     def test_unknown_option(self, device):
         with pytest.raises((errors.DeviceError, TypeError), match="colour"):
-            qml.device(device, wires=2, colour="blue")
+            qhybrid_device(device, 2, colour="blue")
 
 
 @pytest.mark.skipif(HAS_CUDA, reason="CUDA is present")
