@@ -67,8 +67,8 @@ def key() -> str:
 
 def kernel_sources() -> list[tuple[str, bytes]]:
     """``(path relative to the package, bytes)`` of every kernel module: a ``.py`` file of
-    :data:`KERNEL_PACKAGES` whose source mentions ``njit`` or ``prange`` (numba code, or what
-    it is compiled with). A module without either cannot be inlined into a kernel, so editing
+    :data:`KERNEL_PACKAGES` whose source mentions ``njit``, ``prange`` or ``intrinsic`` (numba
+    code, or what it is compiled with). A module without either cannot be inlined into a kernel, so editing
     it recompiles nothing; a constant a kernel bakes in must live in a kernel module
     (tests/test_kernel_cache.py checks every import of one)."""
     found: list[tuple[str, bytes]] = []
@@ -85,7 +85,7 @@ def _scan(found: list, folder: str, rel: str) -> None:
             elif entry.name.endswith(".py"):
                 with open(entry.path, "rb") as f:
                     data = f.read()
-                if b"njit" in data or b"prange" in data:
+                if b"njit" in data or b"prange" in data or b"intrinsic" in data:
                     found.append((f"{rel}/{entry.name}", data))
 
 

@@ -31,8 +31,8 @@ def _qaoa(cost_h, mixer_h, n, p):
     return circuit
 
 
-def _values_and_grads(circuit, n, xs, name="qhybrid.cpu", diff_method="adjoint"):
-    qnode = qml.QNode(circuit, qml.device(name, wires=n), diff_method=diff_method)
+def _values_and_grads(circuit, n, xs, name="qhybrid.cpu", diff_method="adjoint", **options):
+    qnode = qml.QNode(circuit, qml.device(name, wires=n, **options), diff_method=diff_method)
     out = [(float(qnode(x)), qml.grad(qnode)(x)) for x in xs]
     return out, qnode.device
 
@@ -40,18 +40,20 @@ def _values_and_grads(circuit, n, xs, name="qhybrid.cpu", diff_method="adjoint")
 def test_qaoa_matches_default_qubit_over_steps(clique, monkeypatch):
     """One plan serves every step of a loop, each with new angles, all exact; the engine's fused
     plan is kept beside it (built once: forward and adjoint walk the same one every step)."""
-    from qhybrid.plugin import plan as plan_module
+    import qhybrid.sim.fuse as fuse_module
 
-    built, real = [], plan_module.build_plan
-    monkeypatch.setattr(plan_module, "build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
+    built, real = [], fuse_module.build_plan
+    monkeypatch.setattr(fuse_module, "build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
     circuit = _qaoa(*clique, 6, 2)
     xs = [pnp.array(np.random.default_rng(s).uniform(size=(2, 2)), requires_grad=True) for s in range(2)]
-    ours, dev = _values_and_grads(circuit, 6, xs)
     theirs, _ = _values_and_grads(circuit, 6, xs, "default.qubit", "backprop")
-    for (v, g), (vp, gp) in zip(ours, theirs):
-        np.testing.assert_allclose(v, vp, **TOL)
-        np.testing.assert_allclose(g, gp, **TOL)
-    assert len(dev._plans) == 1 and len(built) == 1
+    for small_wires, engine_plans in ((0, 1), (14, 0)):  # the engine's path; the numpy path builds none
+        built.clear()
+        ours, dev = _values_and_grads(circuit, 6, xs, small_wires=small_wires)
+        for (v, g), (vp, gp) in zip(ours, theirs):
+            np.testing.assert_allclose(v, vp, **TOL)
+            np.testing.assert_allclose(g, gp, **TOL)
+        assert len(dev._plans) == 1 and len(built) == engine_plans
 
 
 def test_time_evolution_runs_natively(clique):

@@ -57,8 +57,9 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
     the GPU with ``kernels`` (``"triton"``; else the torch work of :func:`~.work.qml_work`)."""
     if kernels != "triton":
         if grad:
-            return W.qml_work(n_wires, batch, dtype=dtype, ranges=ranges, chunk=chunk, states=states)
-        return W.qml_eval_work(n_wires, batch, dtype=dtype, ranges=ranges, chunk=chunk)
+            return W.qml_work(n_wires, batch, dtype=dtype, ranges=ranges, chunk=chunk, states=states,
+                              gate_by_gate=True)
+        return W.qml_eval_work(n_wires, batch, dtype=dtype, ranges=ranges, chunk=chunk, gate_by_gate=True)
     item = W._check_dtype(dtype)
     gates = W.qml_gates(n_wires, ranges)
     t = qml_traffic(gates, grad=grad)

@@ -162,10 +162,12 @@ def qml_params(n_wires: int, n_features: int = 60, n_layers: int = 2) -> int:
 
 
 def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 3), chunk: int | None = None,
-             states: int = 2) -> Work:
+             states: int = 2, gate_by_gate: bool = False) -> Work:
     """Work of one DressedQNN optimizer step on a local batch of ``batch`` samples, simulated
     ``chunk`` samples at a time (default all), each holding ``states`` full states
-    (``sim.memory.QML_STATES_PER_SAMPLE``: 2 on the numba kernels).
+    (``sim.memory.QML_STATES_PER_SAMPLE``: 2 on the numba kernels). The numba set runs the gates
+    in cache blocks (``sim.gateblocks``); ``gate_by_gate``: the torch reference (a GPU's torch
+    path), one pass per gate.
 
     Example:
         >>> qml_work(4, 2).params
@@ -181,6 +183,8 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
     # forward: product state (a write), the cache blocks (r+w each), rho and lambda = O psi (psi read,
     # lambda written); backward: per block psi r+w and lam r+w, factor gradients (3)
     passes_per_sample = 1 + 2 * blocks + 2 + 4 * blocks + 3
+    if gate_by_gate:  # product state (2), gates (r+w), rho (a read); lambda = O psi (r+w), per gate
+        passes_per_sample = 2 + 2 * touched + 1 + 2 + 4 * touched + 3  # psi and lam r+w, factors (3)
     flops_per_sample = size * (14 * touched + (14 + 16 + 14) * touched + 40)
     memory = states * chunk * s + RUNTIME_BYTES
     # kernel calls on one thread per chunk (batched.run x 2, sweep, factor_gradients); qml_split per machine
@@ -205,7 +209,7 @@ def qml_blocks(n_wires: int, ranges=(1, 3)) -> int:
 
 
 def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", ranges=(1, 3),
-                  chunk: int | None = None) -> Work:
+                  chunk: int | None = None, gate_by_gate: bool = False) -> Work:
     """Work of the job's evaluation after an epoch: the forward pass alone (product state, gates,
     ``<Z0>``; no sweep) on ``samples`` held-out samples, ``chunk`` at a time (``workloads.qml.evaluate``).
 
@@ -220,6 +224,8 @@ def qml_eval_work(n_wires: int, samples: int, *, dtype: str = "complex128", rang
     chunk = min(samples, chunk or samples)
     touched = sum(0.5 if c >= 0 else 1.0 for c, _ in gates)
     passes_per_sample = 1 + 2 * qml_blocks(n_wires, ranges) + 1  # product state, the blocks, rho (a read)
+    if gate_by_gate:  # the torch reference: product state (2), every gate (r+w), rho (a read)
+        passes_per_sample = 2 + 2 * touched + 1
     states = 2  # psi (planar), the complex product state
     return Work(calls=QML_EVAL_CALLS * -(-samples // chunk), passes=passes_per_sample * samples,
                 bytes=float(passes_per_sample * samples * s), flops=float(samples * size * (14 * touched + 40)),

@@ -1,5 +1,8 @@
 """How the batched kernels (:mod:`.batched`) cut a list of 2x2 gates into cache blocks (numpy only).
 
+A kernel module for the kernel cache's digest: the ``njit`` kernels of :mod:`.batchedkernels` run the
+blocks cut here, and :data:`LOW_BITS` / :data:`BLOCK_BITS` shape their loops.
+
 A gate only mixes amplitudes that differ in its target bit; its control, when it is not among
 those bits, is one value on a whole set of amplitudes that share every other bit. So a run of
 consecutive gates whose targets all lie in one set ``S`` of bits (``|S| <= BLOCK_BITS``) can be
