@@ -12,24 +12,25 @@ TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: run test test-all setup setup-test bench clean
 
-# Each step says what it installs before pip runs quietly (its own output only on an error).
+# Each step says what it installs before pip runs quietly (its own output only on an error),
+# in a line that fits 80 columns.
 SAY = @printf 'make: %s\n'
 
 $(BIN)/python:
-	$(SAY) "creating the virtual environment $(VENV) ($(PYTHON) -m venv) and upgrading pip ..."
+	$(SAY) "creating the virtual environment $(VENV) and upgrading pip ..."
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(SAY) "installing $(TORCH_SPEC) (the largest download: several minutes the first time) ..."
+	$(SAY) "installing $(TORCH_SPEC) (the largest download: minutes the first time)"
 	@$(BIN)/pip install -q "$(TORCH_SPEC)"
-	$(SAY) "installing qhybrid (editable) with PennyLane, PennyLane-Lightning, numba, Typer, Rich, matplotlib ..."
+	$(SAY) "installing qhybrid (editable) with PennyLane, Lightning, numba, Typer ..."
 	@$(BIN)/pip install -q -e ".[lightning,plot]"
 	@touch $@
 	$(SAY) "installed into $(VENV)"
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(SAY) "installing the test tools (pytest and the extras the tests need: .[test]) ..."
+	$(SAY) "installing the test tools (pytest and the extra .[test]) ..."
 	@$(BIN)/pip install -q -e ".[test]"
 	@touch $@
 
@@ -37,7 +38,7 @@ setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed-test
 
 run: setup
-	$(SAY) "running the main job: $(BIN)/qhybrid qaoa (QAOA Max-Cut, 18 qubits, to convergence)"
+	$(SAY) "running the main job: qhybrid qaoa (QAOA Max-Cut, 18 qubits)"
 	@$(BIN)/qhybrid qaoa
 
 test: setup-test
