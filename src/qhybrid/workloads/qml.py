@@ -107,8 +107,9 @@ def build_model(settings: Settings, target: Target | str):
     return DressedQNN(settings.nwires, dtype=dtype, qlayer=layer), torch.device("cpu")
 
 
-def set_threads(device_string: str) -> None:
-    """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator.
+def set_threads(device: str | Target) -> None:
+    """Give this rank's threads (cores / local ranks, set by ``distributed()``) to the simulator
+    (``device``: its Target, or a device string resolved once here).
 
     On ``qhybrid.cpu`` the simulation runs in serial numba kernels on the engine's
     Python threads (``qhybrid.sim.pool``: as many as numba's thread count, the
@@ -121,7 +122,7 @@ def set_threads(device_string: str) -> None:
     """
     import torch
 
-    if "qhybrid.cpu" not in device_string:
+    if resolve(device).kernels != "numba":  # the engine's CPU kernel set only
         return
     try:
         from qhybrid.workloads import numba_load
@@ -215,7 +216,7 @@ def _train(settings: Settings, *, device_string: str, target: Target, data_path=
 
     info = jobs.distributed()
     world, rank = info["world_size"], info["rank"]
-    set_threads(device_string)
+    set_threads(target)
     X, y, X_val, y_val, local_batch = _samples(settings, world, data_path)
     model, where = build_model(settings, target)
     net = _data_parallel(model, where) if world > 1 else model
