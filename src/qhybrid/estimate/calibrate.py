@@ -1,7 +1,7 @@
 """This machine, measured once: memory bandwidth and a probe of each engine's kernels.
 
 30-50 s on the shared 2-core AMD EPYC at load 4-6 (29, 43, 52 s measured; each timing counts
-``min(wall-clock, the process's CPU time)``, so a calibration on a shared machine describes
+``min(wall-clock, the main thread's CPU time)``, so a calibration on a shared machine describes
 the idle one: :func:`timings`): an in-place scale over a cache-resident and a DRAM-sized array
 (the two bandwidths: a state smaller than the last-level cache streams at the first), the QAOA
 job's iteration (energy+gradient and the Adam step) at 10 qubits with p = 1 and 3 and at 16
@@ -34,7 +34,7 @@ from qhybrid.estimate.work import qaoa_work
 from qhybrid.devices import local_gpus
 from qhybrid.jobs.instances import local_cores
 
-VERSION = 8  # v8: timings by the process's CPU time, not the main thread's
+VERSION = 7
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
@@ -113,31 +113,30 @@ def isolated(function: str, *args):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def timings(fn, repeats: int = 3) -> tuple[list[float], list[float]]:
-    """Wall-clock and process CPU seconds of ``repeats`` calls of ``fn()`` after a warm-up call.
+def timings(fn, repeats: int = 3, *, cpu: str = "main") -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU seconds of ``repeats`` calls of ``fn()`` after a warm-up call.
 
-    The process's CPU time counts every thread's work: the main thread's and the pool's, numba's
-    and torch's. On a shared machine it leaves out the waiting for other processes, which the
-    wall-clock does not. v7 counted the main thread's CPU time instead, which leaves out the main
-    thread's waiting for its pool: on this 2-core machine the iteration's main thread was busy
-    for about half of it (QAOA at 20 qubits 20 of 37 ms, the QML step at 16 wires 164 of 270 ms
-    of process time), and a job's iterations took 1.5-2.2x the calibrated ones.
+    ``cpu="main"`` counts the calling thread's CPU time: in our engines the main thread runs the
+    serial parts (autograd, the optimizer, Python) and its share of every parallel region, so on an
+    idle machine its CPU time is the wall-clock, and on a shared one it leaves out the waiting for
+    other processes (which an instance of our own would not do) where the process's CPU time
+    divided by the threads would wrongly halve the serial parts. ``cpu="process"`` counts the whole
+    process (PennyLane devices, whose threads we do not control).
     """
+    clock = time.thread_time if cpu == "main" else time.process_time
     fn()  # warm: compile, fault pages in
     walls, cpus = [], []
     for _ in range(repeats):
-        c, t = time.process_time(), time.perf_counter()
+        c, t = clock(), time.perf_counter()
         fn()
         walls.append(time.perf_counter() - t)
-        cpus.append(time.process_time() - c)
+        cpus.append(clock() - c)
     return walls, cpus
 
 
-def _best(fn, repeats: int = 3) -> float:
-    """Best seconds of ``fn()`` as an idle machine would take them: ``min(wall-clock, process CPU time)``
-    (:func:`timings`): threads that truly overlap make the wall-clock the smaller on an idle machine;
-    a busy one stretches the wall-clock and leaves the CPU time, the work itself."""
-    walls, cpus = timings(fn, repeats)
+def _best(fn, repeats: int = 3, *, cpu: str = "main") -> float:
+    """Best seconds of ``fn()`` as an idle machine would take them: ``min(wall-clock, CPU time)`` (:func:`timings`)."""
+    walls, cpus = timings(fn, repeats, cpu=cpu)
     return min(min(walls), min(cpus))
 
 

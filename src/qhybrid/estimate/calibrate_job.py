@@ -77,11 +77,11 @@ def measure_startup(workload: str, runs: int = STARTUP_RUNS) -> float:
 
 
 def _seconds(fn) -> float:
-    """``min(wall-clock, the process's CPU)`` of one call (as ``calibrate._best`` counts, without a warm-up:
+    """``min(wall-clock, main thread's CPU)`` of one call (as ``calibrate._best`` counts, without a warm-up:
     each part runs once in a job)."""
-    c, t = time.process_time(), time.perf_counter()
+    c, t = time.thread_time(), time.perf_counter()
     fn()
-    return min(time.perf_counter() - t, time.process_time() - c)
+    return min(time.perf_counter() - t, time.thread_time() - c)
 
 
 def measure_qaoa_parts(n: int = PARTS_NODES) -> tuple[float, float, float]:

@@ -91,7 +91,7 @@ def time_qaoa(target: Target, m: int, edges: int, layers: int) -> float:
     settings = parse_settings({"n_nodes": str(m), "n_edges": str(edges), "n_layers": str(layers)})
     sim = make_simulator(nx.gnm_random_graph(m, edges, seed=1967), settings, target)
     params = [[0.3] * layers, [0.4] * layers]
-    return _best(lambda: sim.energy_and_grad(params), repeats=3)
+    return _best(lambda: sim.energy_and_grad(params), repeats=3, cpu="process")
 
 
 def time_qml(target: Target, m: int, batch: int) -> float:
@@ -99,7 +99,7 @@ def time_qml(target: Target, m: int, batch: int) -> float:
     from qhybrid.qml import DressedQNN
     from qhybrid.qml.reference import pennylane_layer
 
-    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, target.name)), batch), repeats=2)
+    return _best(qml_step(DressedQNN(m, qlayer=pennylane_layer(m, target.name)), batch), repeats=2, cpu="process")
 
 
 def time_sizes(target: dict, workload: str, sizes, edges, layers: int, batch: int) -> list[float]:
