@@ -87,3 +87,18 @@ def test_other_machines_scale_the_fixed_part_by_core_speed(calibration, warm):
     ratio = _core_ratio(instance_machine(get_instance("ml.c5.xlarge")), calibration)
     assert ratio != pytest.approx(_core_ratio(local_machine(calibration), calibration))
     assert there.fixed_seconds == pytest.approx(here.fixed_seconds / ratio)
+
+
+def test_kernels_cached_looks_for_the_files_the_job_compiles(monkeypatch, tmp_path):
+    """``kernels_cached`` and the job's ``numba_load.compile_ahead`` look for the same index files (the
+    estimate looked for ``batched.*`` after the kernels moved to ``batchedkernels``: every QML row
+    counted 10 s of compiling that the job never did)."""
+    from qhybrid import kernel_cache
+    from qhybrid.workloads import numba_load
+
+    monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
+    assert not jobtime.kernels_cached("qml")
+    (tmp_path / "sim").mkdir()
+    for name in numba_load.QML_KERNELS:  # as numba names them: module stem, function, line
+        (tmp_path / "sim" / f"batchedkernels.{name}_serial-100.py311.nbi").write_bytes(b"")
+    assert jobtime.kernels_cached("qml")

@@ -50,9 +50,9 @@ def kernels_cached(workload: str, dtype: str = "complex128") -> bool:
     """Whether the kernel cache holds ``workload``'s kernels for ``dtype`` (what ``numba_load.compile_ahead``
     looks for; nothing is created or locked)."""
     from qhybrid import kernel_cache
-    from qhybrid.workloads.numba_load import ENTRY_INDEX, QML_KERNELS
+    from qhybrid.workloads.numba_load import ENTRY_INDEX, QML_INDEXES
 
-    indexes = (ENTRY_INDEX,) if workload == "qaoa" else tuple(f"batched.{k}_serial-*.nbi" for k in QML_KERNELS)
+    indexes = (ENTRY_INDEX,) if workload == "qaoa" else QML_INDEXES
     folder = kernel_cache.cache_dir()
     try:
         return all(next(folder.glob(f"*/{index}"), None) is not None for index in indexes)

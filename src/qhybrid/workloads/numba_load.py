@@ -55,6 +55,7 @@ ENTRY_INDEX = "walsh._butterflies-*.nbi"  # numba's index file of the butterfly 
 #: each child paying ~1 s of CPU for its own start).
 QML_KERNELS = ("batched_product", "batched_run", "batched_observe", "batched_sweep", "batched_factor_gradients")
 QML_GROUPS = (QML_KERNELS,)
+QML_INDEXES = tuple(f"batchedkernels.{name}_serial-*.nbi" for name in QML_KERNELS)  # their index files in the cache
 _children: list = []
 
 
@@ -72,7 +73,7 @@ def compile_ahead(dtype: str, *, workload: str = "qaoa") -> bool:
     if workload == "qaoa":
         indexes, groups = (ENTRY_INDEX,), ((f"butterflies-{real}",),)  # (walsh.entry_name)
     elif workload == "qml":
-        indexes = tuple(f"batchedkernels.{name}_serial-*.nbi" for name in QML_KERNELS)
+        indexes = QML_INDEXES
         groups = tuple(tuple(f"{name}-{real}" for name in group) for group in QML_GROUPS)  # (batched.lock_name)
     else:
         raise ValueError(f"workload={workload!r}: valid are qaoa, qml")
