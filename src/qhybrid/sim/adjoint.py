@@ -31,25 +31,11 @@ from .apply import apply
 from .bind import PERMUTATIONS, step_for
 from .cache import keep_buffers, spare_buffers
 from .fuse import cached_plan
-from .gates import GATES, gate_generator
+from .gates import adjoint_columns, gate_generator
 from .memory import check_memory
 from .kernels import as_kernel_set
 from .observables import apply_observable
 from .simulate import final_state
-
-
-def _columns(ops):
-    cols, t = [], 0
-    for op in ops:
-        if len(op.trainable) > 1 or (op.trainable and GATES[op.name].generator is None):
-            raise OperationError(
-                f"adjoint differentiation needs single-parameter gates with a generator; "
-                f"{op.name} on wires {op.wires} has trainable parameters {op.trainable}. "
-                f"Decompose it first (e.g. Rot -> RZ RY RZ)"
-            )
-        cols.append(t if op.trainable else None)
-        t += len(op.trainable)
-    return cols, t
 
 
 def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=None, cache=None,
@@ -76,15 +62,15 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=N
     n = circuit.n_wires
     obs = _expval_observables(circuit)
     B = circuit.batch_size
-    _columns(ops)  # a trainable gate without a generator is refused before any work
+    adjoint_columns(ops)  # a trainable gate without a generator is refused before any work
     check_memory(n, batch=B, dtype=dtype, device=device, n_states=2 + len(obs))
     if plan is None:
         plan = cached_plan(ops, n, fuse=fuse, cache=cache)  # as final_state keeps it
     ks = as_kernel_set(kernels, torch.device(device).type)
-    back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
+    back = plan.jacobianadjoint_columns(ops)  # merged Z-rotations: their derivatives back to the members
     if back is not None:
         ops = plan.operations(ops)
-    cols, T = _columns(ops)
+    cols, T = adjoint_columns(ops)
     shapes = ((len(obs), B, 2**n), (B, 2**n))  # bra_all, ket
     work = spare_buffers(cache, "adjoint_work", shapes, dtype, device)
     mats = plan.layer_matrices(ops)  # the layers' gates: bound by the forward pass, read by the sweep

@@ -25,6 +25,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..errors import OperationError
+
 _I2 = np.eye(2)
 _X = np.array([[0, 1], [1, 0]], dtype=complex)
 _Y = np.array([[0, -1j], [1j, 0]], dtype=complex)
@@ -343,3 +345,23 @@ def gate_generator(name: str, k: int, adjoint: bool = False) -> Optional[np.ndar
         return None
     g = np.asarray(gen(k), dtype=complex)
     return -g if adjoint else g
+
+
+def adjoint_columns(ops) -> tuple[list, int]:
+    """``(columns, T)``: each operation's first Jacobian column (None when it has no trainable
+    parameter) and the number of trainable parameters, for adjoint differentiation (the engine's
+    :mod:`.adjoint` and the small circuits' :mod:`.small`).
+
+    Raises:
+        OperationError: a trainable multi-parameter gate, or one without a generator.
+    """
+    cols, t = [], 0
+    for op in ops:
+        if len(op.trainable) > 1 or (op.trainable and GATES[op.name].generator is None):
+            raise OperationError(
+                f"adjoint differentiation needs single-parameter gates with a generator; "
+                f"{op.name} on wires {op.wires} has trainable parameters {op.trainable}. "
+                f"Decompose it first (e.g. Rot -> RZ RY RZ)")
+        cols.append(t if op.trainable else None)
+        t += len(op.trainable)
+    return cols, t

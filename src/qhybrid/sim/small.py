@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import OperationError
 from .circuit import split_terms
-from .gates import GATES, _matrix_np, _params, gate_generator
+from .gates import GATES, _matrix_np, _params, adjoint_columns, gate_generator
 
 #: The plugin runs circuits of at most this many wires here (``qhybrid.cpu``'s start-up beats
 #: lightning.qubit's with it; larger circuits go to the fused engine, whose kernels win there).
@@ -172,19 +172,6 @@ def measure(state, m, n: int) -> np.ndarray:
     raise ValueError(f"unknown measurement kind {m.kind!r}; valid: expval, var, probs, state")
 
 
-def _columns(ops) -> tuple:
-    cols, t = [], 0
-    for op in ops:
-        if len(op.trainable) > 1 or (op.trainable and GATES[op.name].generator is None):
-            raise OperationError(
-                f"adjoint differentiation needs single-parameter gates with a generator; "
-                f"{op.name} on wires {op.wires} has trainable parameters {op.trainable}. "
-                f"Decompose it first (e.g. Rot -> RZ RY RZ)")
-        cols.append(t if op.trainable else None)
-        t += len(op.trainable)
-    return cols, t
-
-
 def adjoint_jacobian(circuit, *, dtype=np.complex128, return_values: bool = False, state=None):
     """Jacobian of ``circuit``'s expval measurements w.r.t. its trainable parameters, by one
     backward sweep (as :func:`qhybrid.sim.adjoint.adjoint_jacobian`).
@@ -205,7 +192,7 @@ def adjoint_jacobian(circuit, *, dtype=np.complex128, return_values: bool = Fals
     for m in circuit.measurements:
         if m.kind != "expval":
             raise OperationError(f"adjoint differentiation supports expval only, not {m.kind!r}")
-    cols, T = _columns(ops)
+    cols, T = adjoint_columns(ops)
     ket = final_state(circuit, dtype=dtype) if state is None else np.asarray(state)
     M, B = len(circuit.measurements), ket.shape[0]
     states = np.empty((1 + M, B, ket.shape[1]), dtype=ket.dtype)
