@@ -67,7 +67,7 @@ def adjoint_jacobian(circuit, *, dtype=torch.complex128, device="cpu", kernels=N
     if plan is None:
         plan = cached_plan(ops, n, fuse=fuse, cache=cache)  # as final_state keeps it
     ks = as_kernel_set(kernels, torch.device(device).type)
-    back = plan.jacobianadjoint_columns(ops)  # merged Z-rotations: their derivatives back to the members
+    back = plan.jacobian_columns(ops)  # merged Z-rotations: their derivatives back to the members
     if back is not None:
         ops = plan.operations(ops)
     cols, T = adjoint_columns(ops)
