@@ -115,11 +115,12 @@ def measure_qaoa_parts(n: int = PARTS_NODES) -> tuple[float, float, float]:
     graph, sim = simulator(n)
     edges = graph.n_edges
     diagonal = min(_seconds(lambda: cost_diagonal(graph, "maxcut")) for _ in range(2))
-    first = []
-    for _ in range(2):
+
+    def first_call() -> float:  # a new simulator's first sweep less its second; its buffers freed on return
         _, fresh = simulator(n)
-        first.append(_seconds(lambda: fresh.energy_and_grad(params)) - _seconds(lambda: fresh.energy_and_grad(params)))
-        del fresh
+        return _seconds(lambda: fresh.energy_and_grad(params)) - _seconds(lambda: fresh.energy_and_grad(params))
+
+    first = [first_call() for _ in range(2)]
     ending = min(_seconds(lambda: report.answer(graph, "maxcut", sim.diagonal, float(sim.energy(params)),
                                                 sim.top(params, TOP_K)))
                  - 2 * _seconds(lambda: sim.energy(params)) for _ in range(2))
