@@ -6,21 +6,14 @@ import functools
 
 import numpy as np
 
+from ..gateblocks import bit_combinations  # numpy only, as this module
+
 #: Row bits per chunk of the planar layer kernels: chunks of ``8 * 2**ROW_BITS`` amplitudes
 #: (128 KiB of planes per state), which stay in L2 while every gate of the pass runs.
 ROW_BITS = 10
 
 #: "No permutation" for the planar kernels' ``tables`` argument.
 NO_TABLES = np.zeros((0, 1024), dtype=np.int64)
-
-
-def _bit_combinations(bits) -> np.ndarray:
-    """Every index made of the given bits: ``sum_k ((i >> k) & 1) << bits[k]``, i < 2**len."""
-    idx = np.arange(1 << len(bits), dtype=np.int64)
-    out = np.zeros_like(idx)
-    for k, b in enumerate(bits):
-        out |= ((idx >> k) & 1) << b
-    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -36,7 +29,7 @@ def _passes(n: int, bits: tuple) -> tuple:
     if sel:
         R = 1 << len(rows)
         local = np.array([R << bits[i] if bits[i] < 3 else 1 << (bits[i] - 3) for i in sel], dtype=np.int64)
-        out.append((sel, local, _bit_combinations(list(range(3 + len(rows), n))), _bit_combinations(rows), 8, True))
+        out.append((sel, local, bit_combinations(list(range(3 + len(rows), n))), bit_combinations(rows), 8, True))
     # the rest (bits 3-5 and the high bits): row-major planes of 8 columns, the gated bits among the rows
     # (a layer may hold several gates on one wire: they stay in one pass, in order)
     rest = sorted({b for i, b in enumerate(bits) if i not in sel})
@@ -47,7 +40,7 @@ def _passes(n: int, bits: tuple) -> tuple:
         rows = sorted(gated + fill)
         local = np.array([8 << rows.index(bits[i]) for i in group], dtype=np.int64)
         others = [b for b in range(3, n) if b not in rows]
-        out.append((tuple(group), local, _bit_combinations(others), *_segments(rows), False))
+        out.append((tuple(group), local, bit_combinations(others), *_segments(rows), False))
     return tuple(out)
 
 
@@ -59,7 +52,7 @@ def _segments(rows: list) -> tuple:
     k = 0
     while k < len(rows) and rows[k] == 3 + k and k < 7:
         k += 1
-    return _bit_combinations(rows[k:]), 8 << k
+    return bit_combinations(rows[k:]), 8 << k
 
 
 def layer_passes(n: int, strides) -> tuple:
