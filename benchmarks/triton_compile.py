@@ -2,8 +2,9 @@
 
 Triton's front and back ends (TTIR -> TTGIR -> LLVM IR -> PTX -> cubin with the bundled
 ``ptxas``) need no GPU: this compiles each kernel variant that ``gpu_check.py`` launches, for
-compute capability 8.0 (A100) and 9.0 (H100/H200) by default, and prints the compile time and the
-shared memory each variant uses. A variant that fails here fails on the GPU too; one that
+compute capability 8.0 (A100) and 9.0 (H100/H200) by default, and prints the compile time, the
+shared memory, and the registers and local (spill) bytes per thread (``cuobjdump`` on the cubin)
+each variant uses. A variant that fails here fails on the GPU too; one that
 compiles here may still fail to launch there (registers, occupancy).
 
     python benchmarks/triton_compile.py                 # every variant, sm_90
@@ -65,6 +66,7 @@ def variants(dtype: str, quick: bool):
              ("QAOA adjoint low pass, direct cost", dict(G=12, BLOCK_R=2, PRE=1, DIAG=2, POST=1, Y=1, RED=1, W=1,
                                                          STORE=True, ZS=2))]
     out += [(label, "pair_kernel", pair, c) for label, c in pairs[: 1 if quick else None]]
+    out += _index_variants(fp, quick)
     if not quick:
         diag = {"x_ptr": fp, "N": "i32", "PS": "i32", "pos_ptr": "*i32", "d_ptr": fp, "d_bstride": "i32"}
         out.append(("diagonal K=2", "diag_kernel", diag, dict(K=2, BLOCK=2048, ZS=2)))
@@ -74,25 +76,69 @@ def variants(dtype: str, quick: bool):
     return out
 
 
+def _index_variants(fp: str, quick: bool):
+    """The index-map kernels (:mod:`qhybrid.sim.triton.index_kernels`): CNOT / SWAP, the ladder
+    gather, a Pauli word's expectation with bit flips, a sum of words."""
+    swap = {"x_ptr": fp, "N": "i32", "PS": "i32", "lo_mask": "i64", "hi_mask": "i64", "p_bits": "i64",
+            "q_bits": "i64"}
+    gather = {"src_ptr": fp, "out_ptr": fp, "N": "i32", "PS": "i32", "t_ptr": "*i64"}
+    reduce = {"a_ptr": fp, "N": "i32", "PS": "i32", "x_bits": "i64", "z_bits": "i64", "out_ptr": "*fp64", "P": "i32"}
+    psum = {"a_ptr": fp, "out_ptr": fp, "N": "i32", "PS": "i32", "coef_ptr": fp, "x_ptr": "*i64", "z_ptr": "*i64",
+            "terms": "i32"}
+    out = [("CNOT / SWAP exchange", "swap_kernel", swap, dict(BLOCK=2048, ZS=2)),
+           ("ladder gather, 3 digits", "gather_kernel", gather, dict(DIGITS=3, BLOCK=2048, ZS=2)),
+           ("Pauli word expectation, bit flips", "pauli_reduce_kernel", reduce, dict(BLOCK=2048, ZS=2)),
+           ("sum of Pauli words into out", "pauli_sum_kernel", psum, dict(BLOCK=2048, ZS=2))]
+    return out[:1] if quick else out
+
+
+def _resources(compiled) -> str:
+    """``registers / spill bytes`` of a compiled kernel, from ``cuobjdump --dump-resource-usage`` on
+    its cubin (Triton's bundled copy), or ``""`` when that is not at hand."""
+    import re
+    import subprocess
+    import tempfile
+
+    import triton.backends.nvidia as nvidia
+
+    tool = Path(nvidia.__file__).parent / "bin" / "cuobjdump"
+    cubin = compiled.asm.get("cubin") if hasattr(compiled, "asm") else None
+    if not tool.exists() or not cubin:
+        return ""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    regs = re.search(r"REG:(\d+)", text)
+    local = re.search(r"LOCAL:(\d+)", text)
+    return f"{regs.group(1) if regs else '?'} / {local.group(1) if local else '?'}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cc", type=int, nargs="+", default=[90], help="compute capabilities (80, 90, ...)")
     parser.add_argument("--dtype", choices=[*FP, "both"], default="complex128")
     parser.add_argument("--quick", action="store_true", help="one variant per kernel")
+    parser.add_argument("--only", default="", help="only variants whose kernel name contains this")
     args = parser.parse_args(argv)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from qhybrid.sim.triton import kernels, pair_kernels, qml_kernels
+    from qhybrid.sim.triton import index_kernels, kernels, pair_kernels, qml_kernels
 
-    modules = {"gates_kernel": qml_kernels, "factor_kernel": qml_kernels, "pair_kernel": pair_kernels}
+    modules = {"gates_kernel": qml_kernels, "factor_kernel": qml_kernels, "pair_kernel": pair_kernels,
+               **{k: index_kernels for k in ("swap_kernel", "gather_kernel", "pauli_reduce_kernel",
+                                             "pauli_sum_kernel")}}
 
     failed = False
-    print("| cc | dtype | variant | compile s | shared bytes | warps | result |\n|---|---|---|---|---|---|---|")
+    print("| cc | dtype | variant | compile s | shared bytes | warps | registers / spill (local) bytes | result |\n"
+          "|---|---|---|---|---|---|---|---|")
     for cc in args.cc:
         for dtype in (FP if args.dtype == "both" else [args.dtype]):
             for label, name, sig, const in variants(dtype, args.quick):
+                if args.only not in name:
+                    continue
                 signature = {**sig, **{k: "constexpr" for k in const}}
                 keys = list(signature)
                 src = ASTSource(fn=getattr(modules.get(name, kernels), name), signature=signature,
@@ -100,10 +146,11 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 try:
                     c = triton.compile(src, target=GPUTarget("cuda", cc, 32))
-                    row = (f"{time.perf_counter() - t0:.1f}", c.metadata.shared, c.metadata.num_warps, "ok")
+                    row = (f"{time.perf_counter() - t0:.1f}", c.metadata.shared, c.metadata.num_warps,
+                           _resources(c), "ok")
                 except Exception as exc:
                     failed = True
-                    row = (f"{time.perf_counter() - t0:.1f}", "", "", f"{type(exc).__name__}: {str(exc)[:120]}")
+                    row = (f"{time.perf_counter() - t0:.1f}", "", "", "", f"{type(exc).__name__}: {str(exc)[:120]}")
                 print(f"| {cc} | {dtype} | {label} | " + " | ".join(map(str, row)) + " |", flush=True)
     return 1 if failed else 0
 

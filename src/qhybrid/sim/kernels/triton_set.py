@@ -5,7 +5,10 @@ overrides the kernels Triton has (:mod:`qhybrid.sim.triton.ops`: the fused 1-qub
 and controlled gates, diagonals, the cost-phase lookup, the Walsh-Hadamard passes, expectations
 and inner products, the QAOA sweep, the QML layer: product state, forward runs of gates on distinct targets
 (controlled or not) one pass each, the adjoint sweep two states a pass, the factor gradients'
-reduction); CNOT / SWAP ladders (index views) stay on the torch reference. States are the interface's complex tensors, read in place as interleaved
+reduction) and, through :mod:`qhybrid.sim.triton.index_ops`, CNOT / SWAP (in place, half the state
+moved), ladders of them (one gather pass; ``fused_ladders``: the engine's spare buffer takes the
+gathered state, no copy back) and Pauli words with bit flips (expectations and sums of words
+applied to a state, one pass each). States are the interface's complex tensors, read in place as interleaved
 floats (no planar copy). The set takes CUDA tensors, and CPU tensors under Triton's interpreter
 (``TRITON_INTERPRET=1`` before the first import: tests only). Importing this module imports
 Triton: without it :func:`qhybrid.sim.kernels.get_kernel_set` reports the set unavailable, and
@@ -17,13 +20,18 @@ import numpy as np
 import torch
 
 from qhybrid.sim.triton import interpreting
-from qhybrid.sim.triton import ops, qml_ops
+from qhybrid.sim.triton import index_ops, ops, qml_ops
 from qhybrid.sim.triton.ops import DEFAULT, Weights
 
 from .torch_set import TorchKernels
 
 #: dense matrices on more wires than this go to the torch reference (a tile of 2**K x 2**K per row)
 MAX_DENSE_WIRES = 4
+#: ladders of at most this many CNOTs / SWAPs run gate by gate in place (each moves half the state;
+#: a gather and its copy back move the whole state twice)
+SWAPS_IN_PLACE = 4
+#: gather tables kept on the device (a ladder's tables are made once per run and shape)
+TABLES_KEPT = 64
 
 
 def _bits(wires, n):
@@ -39,10 +47,12 @@ class TritonKernels(TorchKernels):
 
     name = "triton"
     device_types = ("cuda",)
+    fused_ladders = True
 
     def __init__(self, *, tiles: ops.Tiles = DEFAULT):
         self.tiles = tiles
         self._zsums: dict = {}
+        self._tables: dict = {}
 
     def runs_on(self, device_type: str) -> bool:
         """CUDA; also CPU while Triton's interpreter is on."""
@@ -65,12 +75,46 @@ class TritonKernels(TorchKernels):
     def phase_lookup(self, state, table, index):
         ops.run_pass(state, [], lookup=(index, 0, table), tiles=self.tiles)
 
+    def apply_swap(self, state, wires, ctrl, n):
+        index_ops.swap(state, _bits(wires, n), ctrl, tiles=self.tiles)
+
+    def _gather_tables(self, step, device):
+        """``step``'s gather tables on ``device`` (kept: a plan's ladder keeps its table array)."""
+        key = (id(step.tables), str(device))
+        kept = self._tables.get(key)
+        if kept is None or kept[0] is not step.tables:
+            if len(self._tables) >= TABLES_KEPT:
+                self._tables.clear()
+            kept = self._tables[key] = (step.tables, torch.tensor(step.tables[0], device=device))
+        return kept[1]
+
+    def permute_into(self, out, state, step):
+        """One gather pass (:func:`~qhybrid.sim.triton.index_ops.gather`) into ``out``."""
+        index_ops.gather(out, state, self._gather_tables(step, state.device), tiles=self.tiles)
+
+    def apply_permutation(self, state, step, n, *, cache=None):
+        """Short ladders gate by gate in place; longer ones gathered into a scratch state and copied back."""
+        if len(step.swaps) <= SWAPS_IN_PLACE:
+            for swap in step.swaps:
+                self.apply_swap(state, swap.wires, swap.ctrl, n)
+            return
+        scratch = torch.empty_like(state)
+        self.permute_into(scratch, state, step)
+        state.copy_(scratch)
+
     def apply_layer(self, state, step, n, *, perm=None, src=None, after=None, spare=None):
-        if perm is not None or after is not None:  # never asked: fused_ladders is False
-            return super().apply_layer(state, step, n, perm=perm, src=src, after=after, spare=spare)
+        """With ``perm`` / ``after`` (``fused_ladders``): the ladder before gathered from ``src`` into
+        ``state``, the one after gathered from ``state`` into the other buffer (``src``, else
+        ``spare``), which is returned; one pass each, not inside the layer's passes."""
+        if perm is not None:
+            self.permute_into(state, src, perm)
         mats = step.matrices.transpose(0, 1)  # (P, R, 2, 2): gate r of row p
         ops.apply_layer(state, _bits(step.wires, n), mats, tiles=self.tiles)
-        return state
+        if after is None:
+            return state
+        other = src if perm is not None else spare
+        self.permute_into(other, state, after)
+        return other
 
     def walsh_hadamard(self, state, wires, n):
         ops.walsh(state, _bits(wires, n), tiles=self.tiles)
@@ -80,13 +124,17 @@ class TritonKernels(TorchKernels):
         return ops.expect(state, Weights("values", w=weights), tiles=self.tiles).cpu()
 
     def pauli_expval(self, state, x, z):
-        if x:  # a bit flip: the torch reference's gather
-            return super().pauli_expval(state, x, z)
+        if x:  # bit flips: conj(psi[c]) read with psi[c ^ x]
+            return index_ops.pauli_expval(state, x, z, tiles=self.tiles).cpu()
         w = Weights.pauli_z([1.0], [z], state.device)
         return ops.expect(state, w, tiles=self.tiles).to(torch.complex128).cpu()
 
     def diag_mul_into(self, out, state, weights):
         ops.scale(state, Weights("values", w=weights), out, tiles=self.tiles)
+
+    def pauli_sum_into(self, out, state, terms):
+        """Every word in one pass over ``out``."""
+        index_ops.pauli_sum(out, state, list(terms), tiles=self.tiles)
 
     def vdot_real(self, ket, bra):
         return ops.inner(ket, bra, tiles=self.tiles).real.cpu()
