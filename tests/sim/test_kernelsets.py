@@ -101,3 +101,84 @@ def test_qaoa_cost_phase_and_mixer(kernel_set, dtype, rng):
     kernel_set.qaoa_mixer(got, beta, n)
     want = psi.cpu().numpy() @ _on({w: rx for w in range(n)}, n).T
     np.testing.assert_allclose(got.cpu().numpy(), want, atol=_tol(dtype) * 4)
+
+
+def _ladder(swaps, n, dtype, device):
+    from qhybrid.sim.bind import ladder_tables, permutation_step
+
+    return permutation_step(swaps, ladder_tables(swaps, n), dtype=dtype, device=device)
+
+
+def _ladder_map(swaps, n) -> np.ndarray:
+    """``src`` with ``psi'[j] = psi[src[j]]`` after the CNOTs / SWAPs ``swaps`` in order (numpy oracle)."""
+    idx = np.arange(2**n)
+    bit = lambda i, w: (i >> (n - 1 - w)) & 1  # noqa: E731
+    src = idx.copy()
+    for (a, b), ctrl in swaps:  # one gate: psi'[j] = psi[m(j)], composed as src <- src[m]
+        if ctrl:
+            m = idx ^ (bit(idx, a) << (n - 1 - b))
+        else:
+            m = idx ^ ((bit(idx, a) ^ bit(idx, b)) * ((1 << (n - 1 - a)) | (1 << (n - 1 - b))))
+        src = src[m]
+    return src
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_permutation_ladders(kernel_set, dtype, rng):
+    """A short ladder and a long one (a CNOT ring and SWAPs: sets may take another path above a
+    length), their inverses, and (``fused_ladders``) the gather into another buffer and a layer
+    read and written through ladders, against the index map in numpy."""
+    from qhybrid.sim.bind import step_for
+    from qhybrid.sim.circuit import Operation
+
+    n, dev = 5, device_for(kernel_set)
+    psi = _state(n, 2, rng, dtype, dev)
+    a = psi.cpu().numpy()
+    short = (((3, 1), True), ((0, 4), False), ((4, 2), True))
+    ring = tuple(((w, (w + 1) % n), True) for w in range(n)) + (((1, 3), False), ((2, 0), True))
+    for swaps in (short, ring):
+        step, src = _ladder(swaps, n, dtype, dev), _ladder_map(swaps, n)
+        got = psi.clone()
+        kernel_set.apply_permutation(got, step, n)
+        np.testing.assert_array_equal(got.cpu().numpy(), a[:, src])
+        kernel_set.apply_permutation(got, step.inverse(), n)
+        np.testing.assert_array_equal(got.cpu().numpy(), a)
+    if not kernel_set.fused_ladders:
+        return
+    out = torch.zeros_like(psi)
+    kernel_set.permute_into(out, psi, step)
+    np.testing.assert_array_equal(out.cpu().numpy(), a[:, src])
+    rot = [Operation("RY", (w,), (float(rng.uniform(-3, 3)),)) for w in range(n)]
+    layer = step_for(rot[0], n, dtype=dtype, device=dev)
+    u = _on({0: layer.matrix[0].cpu().numpy()}, n)
+    from qhybrid.sim.steps import Layer
+
+    lay = Layer((0,), layer.matrix[None])
+    after = _ladder(short, n, dtype, dev)
+    want = ((a[:, src]) @ u.T)[:, _ladder_map(short, n)]
+    src_buf, dst = psi.clone(), torch.empty_like(psi)
+    res = kernel_set.apply_layer(dst, lay, n, perm=step, src=src_buf, after=after)
+    assert res is src_buf or res is dst
+    np.testing.assert_allclose(res.cpu().numpy(), want, atol=_tol(dtype) * 4)
+    spare, mine = torch.empty_like(psi), psi.clone()
+    res = kernel_set.apply_layer(mine, lay, n, after=after, spare=spare)
+    assert res is spare or res is mine
+    np.testing.assert_allclose(res.cpu().numpy(), (a @ u.T)[:, _ladder_map(short, n)], atol=_tol(dtype) * 4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pauli_sum_into(kernel_set, dtype, rng):
+    """``out += sum c_t P_t psi`` with complex coefficients, bit flips and none, into a nonzero ``out``."""
+    n, dev = 5, device_for(kernel_set)
+    psi = _state(n, 2, rng, dtype, dev)
+    a = psi.cpu().numpy().astype(np.complex128)
+    terms = [(0.3 - 0.7j, 0b10010, 0b00110), (1.25, 0b00001, 0), (-0.5j, 0, 0b11000), (0.8, 0b11111, 0b10101)]
+    start = _state(n, 2, rng, dtype, dev)
+    want = start.cpu().numpy().astype(np.complex128)
+    idx = np.arange(2**n)
+    for c, x, z in terms:
+        sign = 1 - 2 * (np.array([bin((i ^ x) & z).count("1") for i in idx]) % 2)
+        want = want + c * sign * a[:, idx ^ x]
+    out = start.clone()
+    kernel_set.pauli_sum_into(out, psi, terms)
+    np.testing.assert_allclose(out.cpu().numpy(), want, atol=_tol(dtype) * 10)
