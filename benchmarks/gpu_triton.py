@@ -11,7 +11,8 @@
   the fused sweep (``benchmarks/qaoa.py``'s ``bytes_moved``; target <= 1.5x at n >= 24), and
   ``lightning.gpu`` side by side when PennyLane and it are installed, and (``gpu_triton_qml.py``)
   the QML classifier checked on the triton set against the torch set, its passes, and a
-  26-wire training step on both sets.
+  26-wire training step on both sets; (``gpu_triton_index.py``) CNOT / SWAP, ladders and bit-flip
+  Pauli words checked against the torch set and their passes timed.
 
 Torch, numpy and qhybrid only (PennyLane optional). ``--interpret`` (gpu_check.py) runs it on CPU
 tensors under Triton's interpreter at tiny sizes: the script's own test, not a measurement.
@@ -145,6 +146,7 @@ def check_triton(ctx) -> list[str]:
             if not err <= tol[dt]:
                 failures.append(f"circuit n={n} {dt}: max |diff| {err:.1e}")
     failures += _qml().check_qml(ctx, tiles)
+    failures += _index().check_index(ctx, tiles)
     from qhybrid.qaoa import QAOA
     from qhybrid.qaoa import torch_engine as te
     from qhybrid.qaoa.triton_sweep import TritonSweep
@@ -213,7 +215,8 @@ def time_triton(ctx, print_row) -> list[dict]:
     rows += _time_qaoa(ctx, print_row, wide, bw, torch.complex128, ctx.sizes([24], [6]), label=", pass_bits 12")
     for dt in ctx.dtypes:
         x = torch.ones((1, 2**n), dtype=dt, device=ctx.device)
-        for label, states, fn in _passes(ops, tiles, x, n) + _qml().passes(ops, tiles, x, n):
+        timed = _passes(ops, tiles, x, n) + _qml().passes(ops, tiles, x, n) + _index().passes(ops, tiles, x, n)
+        for label, states, fn in timed:
             row = {"section": "triton", "workload": f"pass: {label}", "n": n, "dtype": str(dt).replace("torch.", "")}
             try:
                 if _late(ctx):
@@ -238,10 +241,19 @@ def _time_qml(ctx, print_row) -> list[dict]:
 
 def _qml():
     """``gpu_triton_qml.py`` beside this file (the QML layer's and the fused adjoint's items)."""
+    return _sibling("gpu_triton_qml")
+
+
+def _index():
+    """``gpu_triton_index.py`` beside this file (CNOT / SWAP, ladders, bit-flip Pauli words)."""
+    return _sibling("gpu_triton_index")
+
+
+def _sibling(name: str):
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("qhybrid_gpu_triton_qml", Path(__file__).with_name("gpu_triton_qml.py"))
+    spec = importlib.util.spec_from_file_location(f"qhybrid_{name}", Path(__file__).with_name(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

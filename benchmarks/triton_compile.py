@@ -3,8 +3,8 @@
 Triton's front and back ends (TTIR -> TTGIR -> LLVM IR -> PTX -> cubin with the bundled
 ``ptxas``) need no GPU: this compiles each kernel variant that ``gpu_check.py`` launches, for
 compute capability 8.0 (A100) and 9.0 (H100/H200) by default, and prints the compile time, the
-shared memory, and the registers and local (spill) bytes per thread (``cuobjdump`` on the cubin)
-each variant uses. A variant that fails here fails on the GPU too; one that
+shared memory, and the registers, stack frame and local bytes per thread (``cuobjdump`` on the
+cubin; a large stack is a tile spilled to local memory) each variant uses. A variant that fails here fails on the GPU too; one that
 compiles here may still fail to launch there (registers, occupancy).
 
     python benchmarks/triton_compile.py                 # every variant, sm_90
@@ -93,8 +93,9 @@ def _index_variants(fp: str, quick: bool):
 
 
 def _resources(compiled) -> str:
-    """``registers / spill bytes`` of a compiled kernel, from ``cuobjdump --dump-resource-usage`` on
-    its cubin (Triton's bundled copy), or ``""`` when that is not at hand."""
+    """``registers / stack bytes / local bytes`` per thread of a compiled kernel, from ``cuobjdump
+    --dump-resource-usage`` on its cubin (Triton's bundled copy), or ``""`` when that is not at hand.
+    A large stack frame is a tile kept in local memory (spilled), not in registers."""
     import re
     import subprocess
     import tempfile
@@ -109,9 +110,8 @@ def _resources(compiled) -> str:
         f.write(cubin)
         f.flush()
         text = subprocess.run([str(tool), "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
-    regs = re.search(r"REG:(\d+)", text)
-    local = re.search(r"LOCAL:(\d+)", text)
-    return f"{regs.group(1) if regs else '?'} / {local.group(1) if local else '?'}"
+    found = [re.search(rf"{key}:(\d+)", text) for key in ("REG", "STACK", "LOCAL")]
+    return " / ".join(m.group(1) if m else "?" for m in found)
 
 
 def main(argv=None) -> int:
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
                                              "pauli_sum_kernel")}}
 
     failed = False
-    print("| cc | dtype | variant | compile s | shared bytes | warps | registers / spill (local) bytes | result |\n"
+    print("| cc | dtype | variant | compile s | shared bytes | warps | registers / stack / local bytes | result |\n"
           "|---|---|---|---|---|---|---|---|")
     for cc in args.cc:
         for dtype in (FP if args.dtype == "both" else [args.dtype]):
