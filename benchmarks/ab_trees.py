@@ -5,7 +5,7 @@ process per tree (``PYTHONPATH=<tree>/src``), both alive for the whole run; the 
 them in turn for one timed call of the same workload (A, B, A, B, ...), so both see the same
 load on shared cores, and reports each side's median and the ratio new / old. The workloads
 are those of ``benchmarks/engine.py`` (an energy + adjoint gradient through a ``qhybrid.cpu``
-QNode), ``benchmarks/qaoa.py`` (``QAOA.energy_and_grad``) and ``benchmarks/qml.py`` (one
+QNode, ``small_wires=0`` where the tree has it: the engine, not the numpy path of small circuits), ``benchmarks/qaoa.py`` (``QAOA.energy_and_grad``) and ``benchmarks/qml.py`` (one
 ``QuantumLayer`` forward + backward on a batch), at small sizes; each worker builds them from
 its own tree.
 
@@ -40,7 +40,11 @@ def build(kind, n):
         import engine
         make = {"sel": engine.sel_workload, "qaoa_qnode": engine.qaoa_workload, "ham": engine.ham_workload}[kind]
         circuit, x0 = make(n)
-        node = qml.QNode(circuit, qml.device("qhybrid.cpu", wires=n), diff_method="adjoint")
+        try:  # the engine path: newer trees run small circuits on numpy until it has spent 2 s on them
+            dev = qml.device("qhybrid.cpu", wires=n, small_wires=0)
+        except Exception:  # a tree before small_wires: always the engine
+            dev = qml.device("qhybrid.cpu", wires=n)
+        node = qml.QNode(circuit, dev, diff_method="adjoint")
         x = pnp.array(x0, requires_grad=True)
         return lambda: qml.grad(node)(x)
     if kind == "qaoa":
