@@ -20,3 +20,14 @@ def test_doctor_lists_versions_cuda_threads_and_the_kernel_cache(cli, monkeypatc
     doc = json.loads(cli("doctor", "--json").stdout)
     assert doc["packages"]["qhybrid"] and doc["kernel_cache"] == {"path": str(folder), "files": 1, "bytes": 10}
     assert isinstance(doc["gpus"], list)
+
+
+def test_doctor_says_which_kernels_qhybrid_gpu_runs_and_why(cli, monkeypatch):
+    import qhybrid.devices as devices
+
+    monkeypatch.setattr(devices, "gpu_kernel_path", lambda *a, **k: ("torch", "Tesla V100, capability 7.0"))
+    result = cli("doctor")
+    assert result.exit_code == 0
+    assert "qhybrid.gpu runs torch (Tesla V100, capability 7.0)" in " ".join(result.stdout.split())
+    doc = json.loads(cli("doctor", "--json").stdout)
+    assert doc["gpu_kernels"] == {"set": "torch", "why": "Tesla V100, capability 7.0"}

@@ -19,12 +19,17 @@ def _refused(home, exc, match, **kwargs):
     assert "\n" not in str(err.value) and nothing_written(home)
 
 
-def test_gpu_device_without_cuda_on_the_local_backend(home, write_script, monkeypatch):
+@pytest.mark.parametrize("device", ["local:qhybrid/qhybrid.gpu", "local:pennylane/lightning.gpu"])
+def test_gpu_device_without_cuda_on_the_local_backend(home, write_script, monkeypatch, device):
+    """lightning.gpu installed (faked here) but no GPU visible: the same line as qhybrid.gpu."""
     from qhybrid import devices
 
+    real = devices.available_devices
+    monkeypatch.setattr(devices, "available_devices",
+                        lambda: {**real(), "pennylane": sorted({*real()["pennylane"], "lightning.gpu"})})
     monkeypatch.setattr(devices, "local_gpus", lambda: 0)
     script = write_script("g.py", "print(1)\n")
-    _refused(home, DeviceError, "needs CUDA, which this machine does not have", device="local:qhybrid/qhybrid.gpu",
+    _refused(home, DeviceError, f"device {device} needs CUDA, which this machine does not have", device=device,
              source_module=script, instance_config=InstanceConfig(instanceType="ml.p3.2xlarge"))
 
 

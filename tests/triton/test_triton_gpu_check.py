@@ -26,6 +26,7 @@ def test_gpu_check_interpret(tmp_path):
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     assert report["checks"]["triton"]["status"] == "PASS"
     workloads = {r["workload"] for r in report["rows"]}
-    assert {"copy bandwidth (GB/s)", "pass: mixer W D' W, high bits", "QAOA Max-Cut e+g p=2"} <= workloads
+    assert {"copy bandwidth (GB/s)", "pass: mixer W D' W, high bits", "QAOA Max-Cut e+g p=2",
+            "pass: CNOT (control 0, target n-1)", "pass: sum of 2 Pauli words into out"} <= workloads
     assert all("Error" not in str(r.get("note", "")) or "lightning" in r["workload"] for r in report["rows"])
     assert "### timings" in (tmp_path / "gpu_check.md").read_text()
