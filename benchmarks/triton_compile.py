@@ -120,6 +120,7 @@ def main(argv=None) -> int:
     parser.add_argument("--dtype", choices=[*FP, "both"], default="complex128")
     parser.add_argument("--quick", action="store_true", help="one variant per kernel")
     parser.add_argument("--only", default="", help="only variants whose kernel name contains this")
+    parser.add_argument("--warps", type=int, default=4, help="num_warps (the launchers use Triton's default, 4)")
     args = parser.parse_args(argv)
     import triton
     from triton.backends.compiler import GPUTarget
@@ -145,7 +146,7 @@ def main(argv=None) -> int:
                                 constexprs={(keys.index(k),): v for k, v in const.items()})
                 t0 = time.perf_counter()
                 try:
-                    c = triton.compile(src, target=GPUTarget("cuda", cc, 32))
+                    c = triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": args.warps})
                     row = (f"{time.perf_counter() - t0:.1f}", c.metadata.shared, c.metadata.num_warps,
                            _resources(c), "ok")
                 except Exception as exc:
