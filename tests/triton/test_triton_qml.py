@@ -136,3 +136,20 @@ def test_qml_layer_on_triton_matches_torch_and_pennylane(sets, dtype):
     with torch.no_grad():
         want = ref(x).reshape(-1)
     _same(o1[:, 0].to(torch.complex128), want.to(torch.complex128), dtype, scale=10)
+
+
+def test_26_wire_classifier_fits_a_16_gib_gpu_on_the_triton_set(triton_ops):
+    """The classifier's training chunk on the Triton set (4 states a sample, ``sim.memory``) at 26
+    wires: one sample in complex128 (4 GiB), two in complex64, on a GPU with 16 GiB free; the
+    torch set's 5 states fit too but take a sample fewer where the budget is the limit."""
+    from qhybrid.qml.adjoint import states_per_sample
+    from qhybrid.sim.kernels import get_kernel_set
+    from qhybrid.sim.memory import chunk_size
+
+    gib = 2**30
+    tri = states_per_sample(get_kernel_set("triton"), True)
+    assert tri == 4 and states_per_sample(get_kernel_set("triton"), False) == 3
+    assert chunk_size(26, batch=32, states_per_sample=tri, available=16 * gib) == 1
+    assert chunk_size(26, batch=32, dtype="complex64", states_per_sample=tri, available=16 * gib) == 2
+    torch_set = states_per_sample(get_kernel_set("torch"), True)
+    assert chunk_size(26, batch=32, dtype="complex64", states_per_sample=torch_set, available=16 * gib) == 1
