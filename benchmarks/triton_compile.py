@@ -22,6 +22,8 @@ os.environ.pop("TRITON_INTERPRET", None)  # compiled kernels, not interpreted on
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 FP = {"complex128": "*fp64", "complex64": "*fp32"}
+#: the kernels launched with ``ops.Tiles.warps`` (a tile of up to 4096 amplitudes a program)
+TILE_KERNELS = {"pass_kernel", "pair_kernel", "gates_kernel", "factor_kernel"}
 
 
 def variants(dtype: str, quick: bool):
@@ -120,13 +122,16 @@ def main(argv=None) -> int:
     parser.add_argument("--dtype", choices=[*FP, "both"], default="complex128")
     parser.add_argument("--quick", action="store_true", help="one variant per kernel")
     parser.add_argument("--only", default="", help="only variants whose kernel name contains this")
-    parser.add_argument("--warps", type=int, default=4, help="num_warps (the launchers use Triton's default, 4)")
+    parser.add_argument("--warps", type=int, default=0,
+                        help="num_warps of every variant (default: the launchers' own, ops.Tiles.warps for the "
+                             "tile kernels, Triton's 4 for the others)")
     args = parser.parse_args(argv)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     from qhybrid.sim.triton import index_kernels, kernels, pair_kernels, qml_kernels
+    from qhybrid.sim.triton.ops import DEFAULT
 
     modules = {"gates_kernel": qml_kernels, "factor_kernel": qml_kernels, "pair_kernel": pair_kernels,
                **{k: index_kernels for k in ("swap_kernel", "gather_kernel", "pauli_reduce_kernel",
@@ -146,7 +151,8 @@ def main(argv=None) -> int:
                                 constexprs={(keys.index(k),): v for k, v in const.items()})
                 t0 = time.perf_counter()
                 try:
-                    c = triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": args.warps})
+                    warps = args.warps or (DEFAULT.warps if name in TILE_KERNELS else 4)
+                    c = triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": warps})
                     row = (f"{time.perf_counter() - t0:.1f}", c.metadata.shared, c.metadata.num_warps,
                            _resources(c), "ok")
                 except Exception as exc:

@@ -26,12 +26,16 @@ class Tiles:
         tile: amplitudes per program of a pass (``block_rows << bits``), a power of two.
         block: amplitudes per program of the elementwise and reduction kernels.
         dense_rows: rows (groups of ``2**K`` amplitudes) per program of a dense matrix.
+        warps: ``num_warps`` of the tile kernels (a pass, the two-state pass, a QML gate run, the
+            factor pass): compiled for sm_80 / sm_90, 4 warps keep part of a 4096-amplitude tile
+            on the stack (0.5-15 KB a thread), 8 keep it in registers (``benchmarks/triton_compile.py``).
     """
 
     pass_bits: int = PASS_BITS
     tile: int = 4096
     block: int = 2048
     dense_rows: int = 128
+    warps: int = 8
 
 
 DEFAULT = Tiles()
@@ -118,7 +122,7 @@ def run_pass(x: torch.Tensor, positions, *, pre=None, post=None, lookup=None, di
     grid = (triton_cdiv(rows, block_r), B)
     K.pass_kernel[grid](x, N, PS, pos, srt, mat, mat_bstride, index, shift, lut, lut_len, lut_bstride, scal,
                         G=G, BLOCK_R=block_r, PRE=modes[0], DIAG=diag, POST=modes[1], INIT=init is not None,
-                        ZS=ZS)
+                        ZS=ZS, num_warps=tiles.warps)
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -270,7 +274,7 @@ def pair_pass(x: torch.Tensor, y: torch.Tensor | None, positions, *, pre=None, p
     PK.pair_kernel[grid](x, yv, N, PS, pos, srt, index, shift, lut, lut_len, scal, w, w_index, w_shift, part,
                          grid[0], G=G, BLOCK_R=block_r, PRE=K.BUTTERFLY if pre else K.NONE, DIAG=diag,
                          POST=K.BUTTERFLY if post else K.NONE, Y=2 if make_y else (1 if y is not None else 0),
-                         RED=red, W=w_mode, STORE=store, ZS=ZS)
+                         RED=red, W=w_mode, STORE=store, ZS=ZS, num_warps=tiles.warps)
     if not red:
         return None
     s = part.sum(dim=1)

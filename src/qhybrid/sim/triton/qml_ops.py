@@ -32,7 +32,7 @@ def _launch(x, y, gates, mats, n: int, tiles: Tiles):
     grid = (triton_cdiv(rows, block_r), B)
     part = torch.empty((B, grid[0], G, 8), dtype=torch.float64, device=xf.device) if y is not None else xf
     Q.gates_kernel[grid](xf, xf if y is None else _view(y)[0], N, PS, pos, srt, ctrl, mat, mat_bstride, part,
-                         grid[0], G=G, BLOCK_R=block_r, ADJOINT=y is not None, ZS=ZS)
+                         grid[0], G=G, BLOCK_R=block_r, ADJOINT=y is not None, ZS=ZS, num_warps=tiles.warps)
     return part if y is not None else None
 
 
@@ -77,7 +77,7 @@ def _factor_launch(x, factors, *, product: bool, tiles: Tiles):
         s = torch.empty((B, rows, 2), dtype=torch.float64, device=xf.device)
         t = torch.empty((B, programs, 1 << low, 2), dtype=torch.float64, device=xf.device)
     Q.factor_kernel[(programs, B)](xf, N, PS, f, nw, s, t, rows, steps, L=low, BLOCK_R=block_r,
-                                   PRODUCT=product, ZS=ZS)
+                                   PRODUCT=product, ZS=ZS, num_warps=tiles.warps)
     return s, t
 
 
