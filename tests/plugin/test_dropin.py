@@ -41,7 +41,7 @@ _NO_TORCH_RUN = """
 import sys
 import pennylane as qml
 from pennylane import numpy as pnp
-dev = qml.device("qhybrid.cpu", wires=4)
+dev = qml.device("qhybrid.cpu", wires=4, threads=1)  # threads= loads nothing on numpy
 @qml.qnode(dev, diff_method="adjoint")
 def f(x):
     qml.BasisState(pnp.array([1, 0, 0, 0]), wires=range(4))
@@ -183,3 +183,14 @@ def test_shot_results_match_pennylane_processing_of_the_same_draw(obs, shots):
                 assert g == want
             else:
                 np.testing.assert_allclose(g, want, atol=1e-12)
+
+
+def test_capabilities_are_pennylanes_reading_of_our_file_read_once():
+    """The TOML file is read once (tomllib) for both devices, to what PennyLane reads from it."""
+    from pennylane.devices.capabilities import DeviceCapabilities
+
+    from qhybrid.plugin.device import QhybridCPU, QhybridGPU
+
+    assert QhybridCPU.capabilities == DeviceCapabilities.from_toml_file(str(QhybridCPU.config_filepath))
+    assert QhybridGPU.capabilities is QhybridCPU.capabilities
+    assert QhybridGPU.config_filepath == QhybridCPU.config_filepath

@@ -21,6 +21,8 @@ Example:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import OperationError
@@ -40,38 +42,62 @@ def _apply(states, array, wires, n: int, *, diagonal: bool):
     k = len(wires)
     if k == 0:  # a global phase
         return states * array.reshape(1, -1, 1)
+    wires = tuple(wires)
     if diagonal:
         d = array.reshape((-1,) + (2,) * k).transpose([0] + [1 + i for i in np.argsort(wires)])
         shape = (1, d.shape[0]) + tuple(2 if w in wires else 1 for w in range(n))
         return (states.reshape((R, B) + (2,) * n) * d.reshape(shape)).reshape(R, B, -1)
-    order = sorted(wires)
-    shape, prev = [R, B], 0
-    for w in order:  # the state's axes around each gate wire: no copy, no transpose
-        shape += [2**(w - prev), 2]
-        prev = w + 1
-    shape.append(2 ** (n - prev))
-    v, out = states.reshape(shape), np.zeros(shape, dtype=states.dtype)
-    rows = [_index(i, wires, order) for i in range(2**k)]
+    axes, rows = _layout(wires, n)
+    shape = (R, B) + axes
+    v = states.reshape(shape)
     # entry by entry, the zeros skipped (a CNOT is four copies): no BLAS call, whose threads
-    # cost a hundred times the work on a busy machine at these sizes
-    for i, j in zip(*np.nonzero(np.any(array != 0, axis=0))):
-        c = array[:, i, j]
-        if np.all(c == 1):
-            out[rows[i]] += v[rows[j]]
-        else:
-            out[rows[i]] += c.reshape((1, -1) + (1,) * (k + 1)) * v[rows[j]]
+    # cost a hundred times the work on a busy machine at these sizes; each output row's first
+    # term written in place (no zero fill), the others through one scratch block
+    entries = [[] for _ in rows]
+    nz = np.any(array != 0, axis=0)
+    for i, j in zip(*np.nonzero(nz)):
+        entries[i].append((j, array[:, i, j]))
+    out = np.empty(shape, dtype=states.dtype) if all(entries) else np.zeros(shape, dtype=states.dtype)
+    scratch = None
+    for i, terms in enumerate(entries):
+        for t, (j, c) in enumerate(terms):
+            src, dst = v[rows[j]], out[rows[i]]
+            ones = c.shape[0] == 1 and c[0] == 1
+            if t == 0:
+                if ones:
+                    dst[...] = src
+                else:
+                    np.multiply(c.reshape((1, -1) + (1,) * (k + 1)), src, out=dst)
+            elif ones:
+                dst += src
+            else:
+                if scratch is None:
+                    scratch = np.empty(src.shape, dtype=states.dtype)
+                np.multiply(c.reshape((1, -1) + (1,) * (k + 1)), src, out=scratch)
+                dst += scratch
     return out.reshape(R, B, -1)
 
 
-def _index(i: int, wires, order) -> tuple:
-    """The view of basis row ``i`` of a gate on ``wires`` (``wires[0]`` its most significant
-    bit) in a state shaped as :func:`_apply` shapes it."""
-    k = len(wires)
-    bits = {w: (i >> (k - 1 - p)) & 1 for p, w in enumerate(wires)}
-    idx = [slice(None), slice(None)]
+@functools.lru_cache(maxsize=512)
+def _layout(wires: tuple, n: int):
+    """How :func:`_apply` views a state for a gate on ``wires``: the axes after ``(R, B)`` (a
+    pair ``(2**gap, 2)`` per gate wire in ascending order, then the rest; no copy, no transpose)
+    and the index of each basis row ``i`` of the gate (``wires[0]`` its most significant bit)."""
+    order = sorted(wires)
+    axes, prev = [], 0
     for w in order:
-        idx += [slice(None), bits[w]]
-    return tuple(idx + [slice(None)])
+        axes += [2**(w - prev), 2]
+        prev = w + 1
+    axes.append(2 ** (n - prev))
+    k = len(wires)
+    rows = []
+    for i in range(2**k):
+        bits = {w: (i >> (k - 1 - p)) & 1 for p, w in enumerate(wires)}
+        idx = [slice(None), slice(None)]
+        for w in order:
+            idx += [slice(None), bits[w]]
+        rows.append(tuple(idx + [slice(None)]))
+    return tuple(axes), tuple(rows)
 
 
 def _operator(op, *, inverse: bool = False):
