@@ -50,30 +50,31 @@ def _apply(states, array, wires, n: int, *, diagonal: bool):
     axes, rows = _layout(wires, n)
     shape = (R, B) + axes
     v = states.reshape(shape)
+    nz = np.any(array != 0, axis=0)
     # entry by entry, the zeros skipped (a CNOT is four copies): no BLAS call, whose threads
     # cost a hundred times the work on a busy machine at these sizes; each output row's first
     # term written in place (no zero fill), the others through one scratch block
     entries = [[] for _ in rows]
-    nz = np.any(array != 0, axis=0)
+    one = array.shape[0] == 1  # one matrix for the batch: Python scalars (cheaper than (1, 1, ...) arrays)
     for i, j in zip(*np.nonzero(nz)):
-        entries[i].append((j, array[:, i, j]))
+        entries[i].append((j, complex(array[0, i, j]) if one else array[:, i, j].reshape((1, -1) + (1,) * (k + 1))))
     out = np.empty(shape, dtype=states.dtype) if all(entries) else np.zeros(shape, dtype=states.dtype)
     scratch = None
     for i, terms in enumerate(entries):
         for t, (j, c) in enumerate(terms):
             src, dst = v[rows[j]], out[rows[i]]
-            ones = c.shape[0] == 1 and c[0] == 1
+            ones = one and c == 1
             if t == 0:
                 if ones:
                     dst[...] = src
                 else:
-                    np.multiply(c.reshape((1, -1) + (1,) * (k + 1)), src, out=dst)
+                    np.multiply(src, c, out=dst)
             elif ones:
                 dst += src
             else:
                 if scratch is None:
                     scratch = np.empty(src.shape, dtype=states.dtype)
-                np.multiply(c.reshape((1, -1) + (1,) * (k + 1)), src, out=scratch)
+                np.multiply(src, c, out=scratch)
                 dst += scratch
     return out.reshape(R, B, -1)
 
@@ -126,9 +127,44 @@ def final_state(circuit, *, dtype=np.complex128) -> np.ndarray:
         state = np.zeros((B, 2**n), dtype=dtype)
         state[:, 0] = 1
     states = state[None]
-    for op in circuit.operations:
-        states = apply_operation(states, op, n)
+    for array, wires, diagonal in _merged(circuit.operations):
+        states = _apply(states, array, wires, n, diagonal=diagonal)
     return states[0]
+
+
+def _merged(ops):
+    """``(array, wires, diagonal)`` per step of the forward pass over ``ops``: each wire's run of
+    one-qubit gates multiplied into one (a layer of RX, RY, RZ is one pass per wire, not three;
+    the adjoint sweep undoes gates one at a time and does not use this)."""
+    pending = {}  # wire -> (array, diagonal) of its gates since the last gate on more wires
+    for op in ops:
+        array, diagonal = _operator(op)
+        if len(op.wires) == 1:
+            w = op.wires[0]
+            pending[w] = (array, diagonal) if w not in pending else _product((array, diagonal), pending[w])
+            continue
+        for w in op.wires:
+            if w in pending:
+                yield _step(pending.pop(w), w)
+        yield array, op.wires, diagonal
+    for w in list(pending):
+        yield _step(pending.pop(w), w)
+
+
+def _step(entry, w):
+    array, diagonal = entry
+    return array, (w,), diagonal
+
+
+def _product(later, earlier):
+    """``later @ earlier`` of two one-qubit ``(array, diagonal)`` entries (batch axes broadcast);
+    diagonal when both are."""
+    (a, da), (b, db) = later, earlier
+    if da and db:
+        return a * b, True
+    a = a[:, :, None] * np.eye(2) if da else a  # (P, 2) diagonal -> (P, 2, 2)
+    b = b[:, :, None] * np.eye(2) if db else b
+    return (a[:, :, :, None] * b[:, None, :, :]).sum(axis=2), False  # no BLAS (see _apply)
 
 
 def _signs(masked, dtype) -> np.ndarray:
