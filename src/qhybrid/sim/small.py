@@ -50,6 +50,8 @@ def _apply(states, array, wires, n: int, *, diagonal: bool):
     axes, rows = _layout(wires, n)
     shape = (R, B) + axes
     v = states.reshape(shape)
+    if k == 1 and array.shape[0] == 1:  # the common case, with Python scalars: 6 numpy calls
+        return _one_qubit(v, array[0]).reshape(R, B, -1)
     nz = np.any(array != 0, axis=0)
     # entry by entry, the zeros skipped (a CNOT is four copies): no BLAS call, whose threads
     # cost a hundred times the work on a busy machine at these sizes; each output row's first
@@ -79,6 +81,21 @@ def _apply(states, array, wires, n: int, *, diagonal: bool):
     return out.reshape(R, B, -1)
 
 
+def _one_qubit(v, m):
+    """The 2x2 matrix ``m`` on the gate axis (axis 3) of ``v`` shaped by :func:`_layout`."""
+    (a, b), (c, d) = m.tolist()
+    v0, v1 = v[:, :, :, 0], v[:, :, :, 1]
+    out = np.empty_like(v)
+    o0, o1 = out[:, :, :, 0], out[:, :, :, 1]
+    scratch = np.multiply(v1, b)
+    np.multiply(v0, a, out=o0)
+    o0 += scratch
+    np.multiply(v1, d, out=scratch)
+    np.multiply(v0, c, out=o1)
+    o1 += scratch
+    return out
+
+
 @functools.lru_cache(maxsize=512)
 def _layout(wires: tuple, n: int):
     """How :func:`_apply` views a state for a gate on ``wires``: the axes after ``(R, B)`` (a
@@ -103,12 +120,25 @@ def _layout(wires: tuple, n: int):
 
 def _operator(op, *, inverse: bool = False):
     """``(array, diagonal)`` of an IR operation (its inverse on request)."""
-    gate = GATES[op.name]
     adjoint = op.adjoint != inverse
+    if not op.params:  # CNOT, H, ...: made once
+        return _fixed(op.name, len(op.wires), adjoint)
+    gate = GATES[op.name]
     if gate.matrix is None:
         d = gate.diagonal(_params(op.params), len(op.wires))
         return (d.conj() if adjoint else d), True
     return _matrix_np(op.name, _params(op.params), len(op.wires), adjoint), False
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed(name: str, k: int, adjoint: bool):
+    gate = GATES[name]
+    if gate.matrix is None:
+        d = gate.diagonal(_params(()), k)
+        array, diagonal = (d.conj() if adjoint else d), True
+    else:
+        array, diagonal = _matrix_np(name, _params(()), k, adjoint), False
+    return array, diagonal  # (shared between calls: never written)
 
 
 def apply_operation(states, op, n: int, *, inverse: bool = False):
