@@ -154,15 +154,20 @@ def device_startup(wires: list[int], repeats: int, cold: int, cache: Path, *, co
                 if max(abs(a - b) for a, b in zip(values, ref)) > 1e-10:
                     raise SystemExit(f"{d} at {n} wires printed {values}, the other device {ref}")
     print(f"load average after: {load()}\n")
-    print("| wires | lightning.qubit warm | qhybrid.cpu warm | ratio (lq / ours) | lightning.qubit cold "
-          "| qhybrid.cpu cold (empty kernel cache) | qhybrid.cpu, small_wires=0 (engine) warm |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| wires | lightning.qubit warm, median (range) | qhybrid.cpu warm, median (range) | ratio (lq / ours) "
+          "| ratio per pair (range) | lightning.qubit cold | qhybrid.cpu cold (empty kernel cache) "
+          "| qhybrid.cpu, small_wires=0 (engine) warm |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for n in wires:
         med = {(d, k): statistics.median(times[d, n, k]) if times[d, n, k] else float("nan")
                for d in every for k in ("warm", "cold")}
         lq, ours = med["lightning.qubit", "warm"], med["qhybrid.cpu", "warm"]
-        print(f"| {n} | {lq:.2f} s | {ours:.2f} s | {lq / ours:.2f}x | {med['lightning.qubit', 'cold']:.2f} s "
-              f"| {med['qhybrid.cpu', 'cold']:.2f} s | {med[ENGINE, 'warm']:.2f} s |")
+        span = {d: f"{min(times[d, n, 'warm']):.2f}-{max(times[d, n, 'warm']):.2f}" for d in DEVICES}
+        # each run of one device against the other's run beside it (the same spell of load)
+        pairs = sorted(a / b for a, b in zip(times["lightning.qubit", n, "warm"], times["qhybrid.cpu", n, "warm"]))
+        print(f"| {n} | {lq:.2f} s ({span['lightning.qubit']}) | {ours:.2f} s ({span['qhybrid.cpu']}) "
+              f"| {lq / ours:.2f}x | {statistics.median(pairs):.2f}x ({pairs[0]:.2f}-{pairs[-1]:.2f}) "
+              f"| {med['lightning.qubit', 'cold']:.2f} s | {med['qhybrid.cpu', 'cold']:.2f} s | {med[ENGINE, 'warm']:.2f} s |")
 
 
 def load() -> str:

@@ -41,7 +41,7 @@ _NO_TORCH_RUN = """
 import sys
 import pennylane as qml
 from pennylane import numpy as pnp
-dev = qml.device("qhybrid.cpu", wires=4)
+dev = qml.device("qhybrid.cpu", wires=4, threads=1)  # threads= loads nothing on numpy
 @qml.qnode(dev, diff_method="adjoint")
 def f(x):
     qml.BasisState(pnp.array([1, 0, 0, 0]), wires=range(4))
@@ -183,3 +183,48 @@ def test_shot_results_match_pennylane_processing_of_the_same_draw(obs, shots):
                 assert g == want
             else:
                 np.testing.assert_allclose(g, want, atol=1e-12)
+
+
+def test_capabilities_are_pennylanes_reading_of_our_file_read_once():
+    """The TOML file is read once (tomllib) for both devices, to what PennyLane reads from it."""
+    from pennylane.devices.capabilities import DeviceCapabilities
+
+    from qhybrid.plugin.device import QhybridCPU, QhybridGPU
+
+    assert QhybridCPU.capabilities == DeviceCapabilities.from_toml_file(str(QhybridCPU.config_filepath))
+    assert QhybridGPU.capabilities is QhybridCPU.capabilities
+    assert QhybridGPU.config_filepath == QhybridCPU.config_filepath
+
+
+def test_orderless_tapes_use_the_unordered_draw():
+    """A tape of expectation values, counts and probabilities (one bin) reads the unordered draw
+    (counts laid out in index order, no shuffle): the same numbers as PennyLane's processing of
+    ``basis_indices(..., ordered=False)`` from the same generator state."""
+    ops = [qml.RX(0.4, 0), qml.RY(1.1, 1), qml.CNOT([1, 2])]
+    mps = [qml.expval(qml.Z(0) @ qml.Z(2)), qml.counts(wires=[1, 2]), qml.probs(wires=[0])]
+    dev = qml.device("qhybrid.cpu", wires=3, seed=5)
+    got = dev.execute(qml.tape.QuantumScript(ops, mps, shots=5000))
+    state = np.asarray(qml.devices.qubit.simulate(qml.tape.QuantumScript(ops, [qml.state()]))).reshape(1, -1)
+    drawn = basis_indices(state, 5000, np.random.default_rng(5), ordered=False)[0]
+    assert np.all(np.diff(drawn) >= 0)  # (in index order: 8 basis states <= 5000 shots)
+    for mp, g in zip(mps, got):
+        want = mp.process_samples(index_bits(drawn, 3), [0, 1, 2])
+        assert g == want if isinstance(want, dict) else np.allclose(g, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, shots", [(2, 40000), (3, 20), (6, 40000), (10, 40000)])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_basis_indices_follow_the_probabilities(n, shots, ordered):
+    """Both ways of drawing (counts then shuffle; inverse CDF) give the state's distribution,
+    and the ordered draw's halves are alike (no index order left by the counts path)."""
+    rng = np.random.default_rng(n)
+    amp = rng.normal(size=2**n) + 1j * rng.normal(size=2**n)
+    amp /= np.linalg.norm(amp)
+    p = np.abs(amp) ** 2
+    drawn = basis_indices(amp[None], shots, np.random.default_rng(1), ordered=ordered)[0]
+    assert drawn.shape == (shots,) and drawn.min() >= 0 and drawn.max() < 2**n
+    freq = np.bincount(drawn, minlength=2**n) / shots
+    assert np.all(np.abs(freq - p) <= 6 * np.sqrt(p * (1 - p) / shots) + 1e-12)
+    if ordered and shots > 1000:
+        first, second = drawn[: shots // 2].mean(), drawn[shots // 2:].mean()
+        assert abs(first - second) < 6 * drawn.std() / np.sqrt(shots / 4)

@@ -46,3 +46,27 @@ def test_small_wires_zero_runs_the_engine_and_bad_values_are_named():
     for bad in (-1, 1.5, True):
         with pytest.raises(DeviceError, match="small_wires="):
             qml.device("qhybrid.cpu", wires=2, small_wires=bad)
+
+
+@pytest.mark.parametrize("small_wires", [14, 0], ids=["numpy", "engine"])
+def test_threads_are_set_only_when_the_engine_runs(monkeypatch, small_wires):
+    """``threads=`` sets torch's and numba's counts (sim.jit.threads) around engine work only, for
+    executions, derivatives and device VJPs alike; a batch on numpy never loads them."""
+    import contextlib
+
+    from qhybrid.sim import jit
+
+    entered = []
+
+    @contextlib.contextmanager
+    def recording(n, **kwargs):
+        entered.append(n)
+        yield
+
+    monkeypatch.setattr(jit, "threads", recording)
+    dev = qml.device("qhybrid.cpu", wires=3, threads=1, small_wires=small_wires)
+    x = qml.numpy.array([0.1, 0.2, 0.3], requires_grad=True)
+    f = _qnode(dev, 3)
+    g = qml.QNode(f.func, dev, diff_method="adjoint", device_vjp=True)
+    f(x), qml.grad(f)(x), qml.grad(g)(x)
+    assert entered == ([] if small_wires else [1] * len(entered)) and (small_wires or len(entered) >= 3)

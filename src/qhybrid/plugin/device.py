@@ -15,7 +15,8 @@ Options (keyword-only besides ``wires`` / ``shots``): ``c_dtype``
 default ``"global"`` draws the seed from numpy's global generator when the device is created, as
 lightning.qubit's does; ``None``, an int, a ``numpy.random.Generator`` or a ``torch.Generator``:
 :mod:`.seeding`),
-``threads`` (torch and numba threads while executing, restored after),
+``threads`` (torch's and numba's threads while the engine executes, restored after; circuits on
+the numpy path run on one thread and leave both unloaded),
 ``fuse`` and ``fast`` (engine switches, on by default; ``fast=False`` runs the torch
 reference kernels instead of the device's kernel set, which ``devices.resolve`` chooses:
 numba on ``qhybrid.cpu``, Triton or the torch reference on ``qhybrid.gpu``), ``small_wires``
@@ -42,7 +43,6 @@ circuits of up to ``small_wires`` wires (the engine loads at the first larger ex
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,7 +56,7 @@ from pennylane.transforms.core import CompilePipeline
 from ..errors import DeviceError
 from . import engine
 from .observable_params import observable_columns
-from .paths import SWITCH_WIRES, EnginePath, NumpyPath, check_small_wires
+from .paths import SWITCH_WIRES, EnginePath, EngineThreads, NumpyPath, check_small_wires
 from .seeding import numpy_rng
 from .shots import sampled_results
 
@@ -78,16 +78,6 @@ def _dtype_name(c_dtype) -> str:
     return name
 
 
-def _threads(n):
-    """torch's and numba's thread count set to ``n`` while executing, restored after (sim.jit's one
-    policy; ``None``: unchanged, without importing the engine)."""
-    if n is None:
-        return contextlib.nullcontext()
-    from ..sim.jit import threads
-
-    return threads(n)
-
-
 MCMC_KERNELS = ("Local", "NonZeroRandom")
 
 
@@ -106,6 +96,22 @@ def _check_mcmc(mcmc, kernel_name, num_burnin, shots) -> None:
         raise DeviceError(f"num_burnin={num_burnin} must be less than the number of shots ({fewest})")
 
 
+def _capabilities(path: Path):
+    """PennyLane's ``DeviceCapabilities`` from our TOML file, read with the standard library's
+    ``tomllib`` where there is one: PennyLane reads it with tomlkit, ~20 ms a read of a fresh
+    process's start (and once more for each subclass naming the file)."""
+    from pennylane.devices import capabilities as caps
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        return caps.DeviceCapabilities.from_toml_file(str(path))
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = caps.parse_toml_document(document)
+    caps.update_device_capabilities(out, document, "pennylane")
+    return out
+
+
 def _kernel_set(name: str, fast: bool):
     """The device's kernel set, chosen once: ``devices.resolve``'s for ``local:qhybrid/<name>``,
     or the torch reference with ``fast=False``."""
@@ -122,7 +128,7 @@ class QhybridCPU(Device):
 
     name = "qhybrid.cpu"
     _torch_device = "cpu"
-    config_filepath = Path(__file__).parent / "qhybrid.toml"
+    # config_filepath and capabilities: set below the classes (the file is read once, by tomllib)
 
     def __init__(self, wires=None, shots=None, *, seed="global", c_dtype=np.complex128, threads=None,
                  fuse: bool = True, fast: bool = True, batch_obs: bool = False, mcmc: bool = False,
@@ -143,6 +149,7 @@ class QhybridCPU(Device):
         self._engine_cache = self._plan_cache = None  # made on first execution (they import the engine)
         self._kernels = None  # the device's kernel set, chosen on first execution (it imports numba or torch)
         self._saved = None  # {tape.hash: final state} between an execute and its device VJPs
+        self._batch_threads = EngineThreads(None)  # the threads option of the batch running
 
     def _check_backend(self):
         pass
@@ -262,11 +269,13 @@ class QhybridCPU(Device):
             return self._engine_path
         return self._numpy_path
 
-    def _next_batch(self):
-        """Called as each batch starts: the switch of :meth:`_path`, and the threads option."""
-        if not self._large_on_engine and self._numpy_path.engine_due():
+    def _next_batch(self, *, switch: bool = True):
+        """Called as each batch starts: the switch of :meth:`_path` (unless ``switch`` is False),
+        and the threads option, set when the engine first runs in the batch (:mod:`.paths`)."""
+        if switch and not self._large_on_engine and self._numpy_path.engine_due():
             self._large_on_engine = True
-        return _threads(self.threads)
+        self._batch_threads = EngineThreads(self.threads)
+        return self._batch_threads
 
     def _run(self, tape):
         wire_order = self._wire_order(tape)
@@ -301,6 +310,7 @@ class QhybridCPU(Device):
         path = self._path(n)
         if path is self._numpy_path:
             return path.final_state(rot)
+        self._batch_threads.engage()
         return engine.final_state(rot, dtype=self.dtype, device=self._torch_device, kernels=self.kernels, fuse=False)
 
     def execute(self, circuits, execution_config: ExecutionConfig | None = None):
@@ -347,7 +357,7 @@ class QhybridCPU(Device):
     def compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
         """``cotangent . Jacobian`` per tape, from the same adjoint sweep as the derivatives."""
         saved, self._saved = self._saved or {}, None
-        with _threads(self.threads):
+        with self._next_batch(switch=False):
             return tuple(_vjp(t, dy, self._jac(t, saved=saved)) for t, dy in zip(circuits, cotangents))
 
     def execute_and_compute_vjp(self, circuits, cotangents, execution_config: ExecutionConfig | None = None):
@@ -375,3 +385,7 @@ class QhybridGPU(QhybridCPU):
         from ..devices import require_cuda
 
         require_cuda("qhybrid.gpu", "qhybrid.cpu, or install a CUDA build of torch on a machine with a GPU")
+
+
+QhybridCPU.config_filepath = Path(__file__).parent / "qhybrid.toml"
+QhybridCPU.capabilities = _capabilities(QhybridCPU.config_filepath)  # QhybridGPU's too

@@ -18,6 +18,7 @@ n)``, ``adjoint(circuit, state, plan) -> (values, jacobian)`` (numpy), ``numpy(s
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -74,27 +75,56 @@ class NumpyPath:
         return state.copy()
 
 
+class EngineThreads:
+    """A batch's ``threads`` option: torch's and numba's thread counts set to ``n`` when the
+    engine first runs in the batch (:meth:`engage`), restored when the batch ends; a batch that
+    runs on numpy alone (one thread, no BLAS) never imports them. ``n`` None: nothing set."""
+
+    def __init__(self, n: int | None):
+        self.n = n
+        self._stack = contextlib.ExitStack()
+        self._engaged = False
+
+    def engage(self) -> None:
+        if self.n is not None and not self._engaged:
+            from ..sim.jit import threads
+
+            self._stack.enter_context(threads(self.n))
+            self._engaged = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._stack.__exit__(*exc)
+
+
 class EnginePath:
-    """The engine (:mod:`qhybrid.sim`) with the device's kernel set, cache and fusion."""
+    """The engine (:mod:`qhybrid.sim`) with the device's kernel set, cache and fusion; each call
+    first engages the batch's :class:`EngineThreads` (``device._batch_threads``)."""
 
     def __init__(self, device):
         self._dev = device
 
+    def _engaged(self):
+        self._dev._batch_threads.engage()
+        return self._dev
+
     def final_state(self, circuit, plan=None):
-        d = self._dev
+        d = self._engaged()
         return engine.final_state(circuit, dtype=d.dtype, device=d._torch_device, kernels=d.kernels, fuse=d._fuse,
                                   cache=d._cache, plan=plan)
 
     def measure(self, state, m, n: int):
-        d = self._dev
+        d = self._engaged()
         return engine.measure(state, m, n, cache=d._cache, kernels=d.kernels).cpu().numpy()
 
     def expval(self, state, obs, n: int):
-        d = self._dev
+        d = self._engaged()
         return engine.expval(state, obs, n, cache=d._cache, kernels=d.kernels).numpy()
 
     def adjoint(self, circuit, state=None, plan=None):
-        d = self._dev
+        d = self._engaged()
         vals, jac = engine.adjoint_jacobian(circuit, dtype=d.dtype, device=d._torch_device, kernels=d.kernels,
                                             cache=d._cache, fuse=d._fuse, return_values=True, state=state,
                                             plan=plan)

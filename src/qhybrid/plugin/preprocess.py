@@ -172,10 +172,21 @@ def validate_unitaries(tape, atol=1e-6):
     return (tape,), lambda r: r[0]
 
 
+def _scalar_parameters(tape) -> bool:
+    """Whether every operation parameter of ``tape`` is a scalar: then nothing is broadcast,
+    known without ``tape.batch_size`` (which walks each parameter through PennyLane's dispatch,
+    ~3 ms for 150 gates)."""
+    for op in tape.operations:
+        for p in op.data:
+            if not isinstance(p, (int, float, complex)) and getattr(p, "ndim", None) != 0:
+                return False
+    return True
+
+
 @transform
 def expand_broadcast_if_shots(tape):
     """Sampling runs one circuit per broadcast entry."""
-    if tape.shots and tape.batch_size is not None:
+    if tape.shots and not _scalar_parameters(tape) and tape.batch_size is not None:
         return broadcast_expand(tape)
     return (tape,), lambda r: r[0]
 

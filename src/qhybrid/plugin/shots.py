@@ -13,18 +13,26 @@ anything else (mid-circuit measurement values, probabilities) go through PennyLa
 from __future__ import annotations
 
 import numpy as np
-from pennylane.measurements import ExpectationMP, VarianceMP
+from pennylane.measurements import CountsMP, ExpectationMP, ProbabilityMP, VarianceMP
 
 from . import engine
 
 
-def basis_indices(state, shots: int, rng: np.random.Generator) -> np.ndarray:
+def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool = True) -> np.ndarray:
     """``shots`` basis-state indices drawn from each row of ``state``'s probabilities, ``(B, shots)``.
 
+    Many shots on few basis states are drawn as counts (one multinomial draw) laid out in
+    index order, then shuffled when ``ordered`` (a uniformly random order of a multinomial's
+    outcomes is a sequence of independent draws); otherwise each shot is drawn by inverse CDF.
+    ``ordered=False`` leaves the indices sorted, for statistics that do not read the order
+    (expectation values, variances, counts, probabilities of one bin): no shuffle, and the
+    counts path from half as many shots as basis states.
+
     Args:
-        state: a ``(B, 2**n)`` engine state (torch tensor).
+        state: a ``(B, 2**n)`` state (numpy array or torch tensor).
         shots: how many to draw.
         rng: the device's generator.
+        ordered: whether the order of the draws must be that of independent draws.
 
     Returns:
         int64 indices, wire 0 the most significant bit.
@@ -32,7 +40,15 @@ def basis_indices(state, shots: int, rng: np.random.Generator) -> np.ndarray:
     p = state.real**2 + state.imag**2
     p = p.double().cpu().numpy() if hasattr(p, "double") else np.asarray(p, dtype=np.float64)
     out = np.empty((p.shape[0], shots), dtype=np.int64)
+    size = p.shape[1]
+    by_counts = size * (8 if ordered else 1) <= shots
     for b in range(p.shape[0]):
+        if by_counts:  # per category ~50 ns, against ~100-350 ns per shot by inverse CDF
+            counts = rng.multinomial(shots, p[b] / p[b].sum())
+            out[b] = np.repeat(np.arange(size, dtype=np.int64), counts)
+            if ordered:
+                rng.shuffle(out[b])
+            continue
         cdf = np.cumsum(p[b])
         cdf /= cdf[-1]
         # inverse-CDF sampling (what Generator.choice does with p=, without its checks and copies)
@@ -89,6 +105,10 @@ def _eigenvalues_at(mp, diag, indices: np.ndarray, position: dict, n: int) -> np
     return eig[_sub_indices(indices, [position[w] for w in mp.wires], n)]
 
 
+#: Measurements of one bin whose result does not depend on the order of the draws.
+_ORDERLESS = (ExpectationMP, VarianceMP, CountsMP, ProbabilityMP)
+
+
 def _statistic(mp, values: np.ndarray):
     return np.float64(values.mean() if isinstance(mp, ExpectationMP) else values.var())
 
@@ -110,11 +130,13 @@ def sampled_results(device, tape, state, wire_order):
     total = tape.shots.total_shots
     position = {w: i for i, w in enumerate(wire_order)}
     drawn, bits, per_mp = {}, {}, []
+    ordered = tape.shots.has_partitioned_shots or not all(isinstance(mp, _ORDERLESS) for mp in tape.measurements)
     for mp in tape.measurements:
         diag = mp.diagonalizing_gates() if mp.obs is not None else []
         key = tuple(repr(g) for g in diag)
         if key not in drawn:
-            drawn[key] = basis_indices(device._rotated(state, diag, wire_order), total, device._rng)[0]
+            drawn[key] = basis_indices(device._rotated(state, diag, wire_order), total, device._rng,
+                                       ordered=ordered)[0]
         if _by_eigenvalues(mp):
             per_mp.append(("values", _eigenvalues_at(mp, diag, drawn[key], position, n)))
         else:

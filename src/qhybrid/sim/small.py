@@ -21,6 +21,8 @@ Example:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import OperationError
@@ -40,48 +42,103 @@ def _apply(states, array, wires, n: int, *, diagonal: bool):
     k = len(wires)
     if k == 0:  # a global phase
         return states * array.reshape(1, -1, 1)
+    wires = tuple(wires)
     if diagonal:
         d = array.reshape((-1,) + (2,) * k).transpose([0] + [1 + i for i in np.argsort(wires)])
         shape = (1, d.shape[0]) + tuple(2 if w in wires else 1 for w in range(n))
         return (states.reshape((R, B) + (2,) * n) * d.reshape(shape)).reshape(R, B, -1)
-    order = sorted(wires)
-    shape, prev = [R, B], 0
-    for w in order:  # the state's axes around each gate wire: no copy, no transpose
-        shape += [2**(w - prev), 2]
-        prev = w + 1
-    shape.append(2 ** (n - prev))
-    v, out = states.reshape(shape), np.zeros(shape, dtype=states.dtype)
-    rows = [_index(i, wires, order) for i in range(2**k)]
+    axes, rows = _layout(wires, n)
+    shape = (R, B) + axes
+    v = states.reshape(shape)
+    if k == 1 and array.shape[0] == 1:  # the common case, with Python scalars: 6 numpy calls
+        return _one_qubit(v, array[0]).reshape(R, B, -1)
+    nz = np.any(array != 0, axis=0)
     # entry by entry, the zeros skipped (a CNOT is four copies): no BLAS call, whose threads
-    # cost a hundred times the work on a busy machine at these sizes
-    for i, j in zip(*np.nonzero(np.any(array != 0, axis=0))):
-        c = array[:, i, j]
-        if np.all(c == 1):
-            out[rows[i]] += v[rows[j]]
-        else:
-            out[rows[i]] += c.reshape((1, -1) + (1,) * (k + 1)) * v[rows[j]]
+    # cost a hundred times the work on a busy machine at these sizes; each output row's first
+    # term written in place (no zero fill), the others through one scratch block
+    entries = [[] for _ in rows]
+    one = array.shape[0] == 1  # one matrix for the batch: Python scalars (cheaper than (1, 1, ...) arrays)
+    for i, j in zip(*np.nonzero(nz)):
+        entries[i].append((j, complex(array[0, i, j]) if one else array[:, i, j].reshape((1, -1) + (1,) * (k + 1))))
+    out = np.empty(shape, dtype=states.dtype) if all(entries) else np.zeros(shape, dtype=states.dtype)
+    scratch = None
+    for i, terms in enumerate(entries):
+        for t, (j, c) in enumerate(terms):
+            src, dst = v[rows[j]], out[rows[i]]
+            ones = one and c == 1
+            if t == 0:
+                if ones:
+                    dst[...] = src
+                else:
+                    np.multiply(src, c, out=dst)
+            elif ones:
+                dst += src
+            else:
+                if scratch is None:
+                    scratch = np.empty(src.shape, dtype=states.dtype)
+                np.multiply(src, c, out=scratch)
+                dst += scratch
     return out.reshape(R, B, -1)
 
 
-def _index(i: int, wires, order) -> tuple:
-    """The view of basis row ``i`` of a gate on ``wires`` (``wires[0]`` its most significant
-    bit) in a state shaped as :func:`_apply` shapes it."""
-    k = len(wires)
-    bits = {w: (i >> (k - 1 - p)) & 1 for p, w in enumerate(wires)}
-    idx = [slice(None), slice(None)]
+def _one_qubit(v, m):
+    """The 2x2 matrix ``m`` on the gate axis (axis 3) of ``v`` shaped by :func:`_layout`."""
+    (a, b), (c, d) = m.tolist()
+    v0, v1 = v[:, :, :, 0], v[:, :, :, 1]
+    out = np.empty_like(v)
+    o0, o1 = out[:, :, :, 0], out[:, :, :, 1]
+    scratch = np.multiply(v1, b)
+    np.multiply(v0, a, out=o0)
+    o0 += scratch
+    np.multiply(v1, d, out=scratch)
+    np.multiply(v0, c, out=o1)
+    o1 += scratch
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _layout(wires: tuple, n: int):
+    """How :func:`_apply` views a state for a gate on ``wires``: the axes after ``(R, B)`` (a
+    pair ``(2**gap, 2)`` per gate wire in ascending order, then the rest; no copy, no transpose)
+    and the index of each basis row ``i`` of the gate (``wires[0]`` its most significant bit)."""
+    order = sorted(wires)
+    axes, prev = [], 0
     for w in order:
-        idx += [slice(None), bits[w]]
-    return tuple(idx + [slice(None)])
+        axes += [2**(w - prev), 2]
+        prev = w + 1
+    axes.append(2 ** (n - prev))
+    k = len(wires)
+    rows = []
+    for i in range(2**k):
+        bits = {w: (i >> (k - 1 - p)) & 1 for p, w in enumerate(wires)}
+        idx = [slice(None), slice(None)]
+        for w in order:
+            idx += [slice(None), bits[w]]
+        rows.append(tuple(idx + [slice(None)]))
+    return tuple(axes), tuple(rows)
 
 
 def _operator(op, *, inverse: bool = False):
     """``(array, diagonal)`` of an IR operation (its inverse on request)."""
-    gate = GATES[op.name]
     adjoint = op.adjoint != inverse
+    if not op.params:  # CNOT, H, ...: made once
+        return _fixed(op.name, len(op.wires), adjoint)
+    gate = GATES[op.name]
     if gate.matrix is None:
         d = gate.diagonal(_params(op.params), len(op.wires))
         return (d.conj() if adjoint else d), True
     return _matrix_np(op.name, _params(op.params), len(op.wires), adjoint), False
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed(name: str, k: int, adjoint: bool):
+    gate = GATES[name]
+    if gate.matrix is None:
+        d = gate.diagonal(_params(()), k)
+        array, diagonal = (d.conj() if adjoint else d), True
+    else:
+        array, diagonal = _matrix_np(name, _params(()), k, adjoint), False
+    return array, diagonal  # (shared between calls: never written)
 
 
 def apply_operation(states, op, n: int, *, inverse: bool = False):
@@ -100,9 +157,44 @@ def final_state(circuit, *, dtype=np.complex128) -> np.ndarray:
         state = np.zeros((B, 2**n), dtype=dtype)
         state[:, 0] = 1
     states = state[None]
-    for op in circuit.operations:
-        states = apply_operation(states, op, n)
+    for array, wires, diagonal in _merged(circuit.operations):
+        states = _apply(states, array, wires, n, diagonal=diagonal)
     return states[0]
+
+
+def _merged(ops):
+    """``(array, wires, diagonal)`` per step of the forward pass over ``ops``: each wire's run of
+    one-qubit gates multiplied into one (a layer of RX, RY, RZ is one pass per wire, not three;
+    the adjoint sweep undoes gates one at a time and does not use this)."""
+    pending = {}  # wire -> (array, diagonal) of its gates since the last gate on more wires
+    for op in ops:
+        array, diagonal = _operator(op)
+        if len(op.wires) == 1:
+            w = op.wires[0]
+            pending[w] = (array, diagonal) if w not in pending else _product((array, diagonal), pending[w])
+            continue
+        for w in op.wires:
+            if w in pending:
+                yield _step(pending.pop(w), w)
+        yield array, op.wires, diagonal
+    for w in list(pending):
+        yield _step(pending.pop(w), w)
+
+
+def _step(entry, w):
+    array, diagonal = entry
+    return array, (w,), diagonal
+
+
+def _product(later, earlier):
+    """``later @ earlier`` of two one-qubit ``(array, diagonal)`` entries (batch axes broadcast);
+    diagonal when both are."""
+    (a, da), (b, db) = later, earlier
+    if da and db:
+        return a * b, True
+    a = a[:, :, None] * np.eye(2) if da else a  # (P, 2) diagonal -> (P, 2, 2)
+    b = b[:, :, None] * np.eye(2) if db else b
+    return (a[:, :, :, None] * b[:, None, :, :]).sum(axis=2), False  # no BLAS (see _apply)
 
 
 def _signs(masked, dtype) -> np.ndarray:
