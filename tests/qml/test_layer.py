@@ -11,6 +11,7 @@ from kernelsets import KERNEL_SETS
 from qhybrid.errors import OperationError
 from qhybrid.qml import DressedQNN, QuantumLayer, margin_loss
 from qhybrid.qml.reference import pennylane_layer
+from qhybrid.sim.jit import HAVE_NUMBA
 
 KERNELS = KERNEL_SETS  # every registered kernel set (tests/kernelsets.py)
 
@@ -164,3 +165,29 @@ def test_cuda_matches_cpu(dtype):
     torch.testing.assert_close(b.cpu(), a.detach(), atol=tol, rtol=0)
     for (k, p), q in zip(cpu.named_parameters(), gpu.parameters()):
         torch.testing.assert_close(q.grad.cpu(), p.grad, atol=tol * 10, rtol=0, msg=k)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
+def test_scheduled_cache_blocks_equal_the_circuit_order(monkeypatch):
+    """At 16 wires the numba set's cache blocks run the gates reordered (3 blocks, 4 in circuit
+    order): outputs and every gradient as the circuit's order, complex128 to 1e-12."""
+    from qhybrid.sim import gateblocks
+
+    n = 16
+    gates = QuantumLayer(n).plan.gates
+    assert len(gateblocks.blocks(n, gates)) < len(gateblocks.blocks(n, gates, reorder=False))
+    x = torch.rand((3, n), generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 6
+
+    def run(kernel):
+        torch.manual_seed(11)
+        layer = QuantumLayer(n, kernel=kernel)
+        xs = x.clone().requires_grad_()
+        out = layer(xs)
+        (out.squeeze(-1) * torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)).sum().backward()
+        return [out.detach(), xs.grad] + [p.grad for p in layer.parameters()]
+
+    scheduled = run("numba")
+    monkeypatch.setattr(gateblocks, "schedule", lambda n, gates, **kw: tuple(range(len(gates))))
+    for got in (run("numba"), run("torch")):  # the cut in circuit order, then gate by gate
+        for a, b in zip(scheduled, got):
+            torch.testing.assert_close(a, b, atol=1e-12, rtol=0)

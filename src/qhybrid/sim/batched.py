@@ -137,7 +137,7 @@ def run(planes: np.ndarray, mats: np.ndarray, blks) -> None:
     d = as_reals(mats, planes.dtype)
 
     def block(p, blk, c):
-        k(p, d[blk.g0:blk.g1], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c)
+        k(p, d[blk.index], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c)
 
     with _first_use("batched_run", planes.dtype):
         if _calls(planes, planes.shape[0] * planes.shape[2], len(mats))[0] is not None:
@@ -159,9 +159,9 @@ def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, blks) -> np.ndarra
     acc = np.zeros((split, psi.shape[0], gates, 8))
 
     def block(s, blk, c, a):  # a block's sums in an array of their own (one signature: C-contiguous)
-        part = np.zeros((a[s].shape[0], blk.g1 - blk.g0, 8))
-        k(psi[s], lam[s], dags[blk.g0:blk.g1], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c, part)
-        a[s, blk.g0:blk.g1] += part
+        part = np.zeros((a[s].shape[0], len(blk.index), 8))
+        k(psi[s], lam[s], dags[blk.index], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c, part)
+        a[s, blk.index] += part
 
     with _first_use("batched_sweep", psi.dtype):
         if parts is not None:

@@ -12,8 +12,10 @@ control lies outside ``S`` on the chunks whose control bit is set), and it is wr
 once. One read and one write of the state per block instead of one per gate: the forward
 pass and the adjoint sweep of a layer cost a couple of passes over the state, not ``n``.
 
-:func:`blocks` cuts the list greedily, in order (the gates are not reordered): a block
-takes gates while their targets fit, then the next starts. Every block holds the lowest
+:func:`blocks` cuts the list greedily, in order: a block takes gates while their targets fit,
+then the next starts. :func:`schedule` first reorders the list where gates commute (gates on
+disjoint wires), so that fewer blocks cover it: the DressedQNN at 26 wires, 7 blocks in circuit
+order, 5 scheduled. Every block holds the lowest
 :data:`LOW_BITS` bits (so a chunk is rows of ``2**LOW_BITS`` contiguous amplitudes, whole cache
 lines) and is filled up with the lowest free bits (longer contiguous rows). A register of at
 most ``BLOCK_BITS`` bits is one block whose one chunk is the whole state (no copy).
@@ -64,10 +66,10 @@ def layout(n: int, gates) -> Layout:
 
 @dataclass(frozen=True, eq=False)
 class Block:
-    """Gates ``g0 .. g1 - 1`` run chunk by chunk.
+    """Gates ``index`` of the list run chunk by chunk.
 
     Attributes:
-        g0, g1: the gates' range in the list.
+        index: the gates' positions in the list (int64), in the order the block runs them.
         lay: their :class:`Layout` on the chunk (local bit positions).
         ext: per gate, its control's bit in the state when that lies outside the block (the
             gate runs on the chunks whose start has it), else 0.
@@ -76,8 +78,7 @@ class Block:
         W: contiguous amplitudes a row.
     """
 
-    g0: int
-    g1: int
+    index: np.ndarray
     lay: Layout
     ext: np.ndarray
     starts: np.ndarray
@@ -120,7 +121,7 @@ def _groups(n: int, gates, max_bits: int, low_bits: int) -> list[tuple[int, int,
     return out
 
 
-def _block(n: int, gates, g0: int, g1: int, bits: set) -> Block:
+def _block(n: int, gates, index: np.ndarray, bits: set) -> Block:
     order = sorted(bits)
     local = {b: i for i, b in enumerate(order)}
     nl = len(order)
@@ -128,7 +129,8 @@ def _block(n: int, gates, g0: int, g1: int, bits: set) -> Block:
     while k < nl and order[k] == k:
         k += 1
     ext, rows = [], []
-    for control, target in gates[g0:g1]:
+    for g in index:
+        control, target = gates[g]
         tl = local[n - 1 - target]
         cpos = n - 1 - control if control >= 0 else -1
         if cpos >= 0 and cpos in local:
@@ -137,18 +139,80 @@ def _block(n: int, gates, g0: int, g1: int, bits: set) -> Block:
         else:
             rows.append((-1, nl - 1 - tl))
             ext.append(1 << cpos if cpos >= 0 else 0)
-    return Block(g0=g0, g1=g1, lay=layout(nl, rows), ext=np.array(ext, dtype=np.int64),
+    return Block(index=index, lay=layout(nl, rows), ext=np.array(ext, dtype=np.int64),
                  starts=bit_combinations([b for b in range(n) if b not in bits]),
                  offs=bit_combinations(order[k:]), W=1 << k)
 
 
-def blocks(n: int, gates, *, max_bits: int = BLOCK_BITS, low_bits: int = LOW_BITS) -> tuple[Block, ...]:
+def blocks(n: int, gates, *, max_bits: int = BLOCK_BITS, low_bits: int = LOW_BITS,
+           reorder: bool = True) -> tuple[Block, ...]:
     """The gate list ``gates`` (``(control, target)`` wires, ``control = -1``: none) on ``n`` wires
-    cut into :class:`Block` s of at most ``max_bits`` bits (at least ``low_bits + 1``).
+    cut into :class:`Block` s of at most ``max_bits`` bits (at least ``low_bits + 1``), in the
+    order :func:`schedule` finds (``reorder=False``: the list's order). Running the blocks one
+    after another, each block's gates in its ``index`` order, is running the list.
 
     Example:
-        >>> [(b.g0, b.g1) for b in blocks(20, [(-1, w) for w in range(20)], max_bits=12)]
-        [(0, 9), (9, 20)]
+        >>> [b.index.tolist() for b in blocks(20, [(-1, w) for w in range(20)], max_bits=12)]
+        [[0, 1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]]
     """
     gates = tuple(gates)
-    return tuple(_block(n, gates, g0, g1, bits) for g0, g1, bits in _groups(n, gates, max_bits, low_bits))
+    order = schedule(n, gates, max_bits=max_bits, low_bits=low_bits) if reorder else tuple(range(len(gates)))
+    cut = _groups(n, [gates[g] for g in order], max_bits, low_bits)
+    return tuple(_block(n, gates, np.array(order[g0:g1], dtype=np.int64), bits) for g0, g1, bits in cut)
+
+
+def schedule(n: int, gates, *, max_bits: int = BLOCK_BITS, low_bits: int = LOW_BITS) -> tuple[int, ...]:
+    """An order of ``gates`` (as :func:`blocks`: indices into the list) that :func:`blocks` cuts into
+    as few blocks as it can find, the same circuit: two gates that share a wire keep their order
+    (gates on disjoint wires commute), so every wire sees its gates in the list's order.
+
+    A list schedule: a block takes the earliest ready gate (all earlier gates on its wires taken)
+    whose target is already among its bits, else the earliest ready one while a bit is free, else
+    it closes. The list's own order is kept when that cuts into as few blocks.
+
+    Example:
+        >>> gates = [(-1, 3), (-1, 1), (-1, 2), (-1, 0), (-1, 3), (-1, 1)]  # in order: 3 blocks of 3 bits
+        >>> schedule(5, gates, max_bits=3, low_bits=1)  # wires 3, 1 (bits 1, 3), then 2, 0: 2 blocks
+        (0, 4, 1, 5, 2, 3)
+    """
+    gates = tuple(gates)
+    ident = tuple(range(len(gates)))
+    if n <= max_bits or not gates:
+        return ident
+    low = set(range(min(low_bits, max_bits - 1)))
+    waits, after = _dependencies(gates)
+    ready = sorted(g for g in ident if not waits[g])
+    order, bits = [], set(low)
+    while ready:
+        pick = next((g for g in ready if n - 1 - gates[g][1] in bits), None)
+        if pick is None and len(bits) < max_bits:
+            pick = ready[0]
+        if pick is None:  # nothing ready fits: the next block
+            bits = set(low)
+            continue
+        ready.remove(pick)
+        order.append(pick)
+        bits.add(n - 1 - gates[pick][1])
+        for g in after[pick]:
+            waits[g] -= 1
+            if not waits[g]:
+                ready.append(g)
+        ready.sort()
+    mine = len(_groups(n, [gates[g] for g in order], max_bits, low_bits))
+    return tuple(order) if mine < len(_groups(n, gates, max_bits, low_bits)) else ident
+
+
+def _dependencies(gates) -> tuple[list[int], list[list[int]]]:
+    """Per gate, how many gates it waits for and which wait for it: each gate follows the last
+    earlier gate on each of its wires."""
+    last: dict[int, int] = {}
+    waits, after = [0] * len(gates), [[] for _ in gates]
+    for g, (control, target) in enumerate(gates):
+        before = {last[w] for w in (control, target) if w >= 0 and w in last}
+        waits[g] = len(before)
+        for p in before:
+            after[p].append(g)
+        for w in (control, target):
+            if w >= 0:
+                last[w] = g
+    return waits, after
