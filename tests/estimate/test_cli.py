@@ -30,25 +30,25 @@ def test_estimate_qaoa_table(invoke, cached):
 
 def test_estimate_qaoa_to_convergence_counts_depths_and_starts(invoke, cached):
     doc = json.loads(invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge", "--json").output)
-    # an iteration is what the job counts: one optimizer step of all 4 starts; p = 2: about 35 a depth
-    assert doc["iterations"] == 2 * 35 and doc["iterations_expected"] is True
-    assert doc["iterations_range"] == [48, 88]  # 80 % of measured runs
+    # an iteration is what the job counts: one optimizer step of all 4 starts; p = 2: about 21 + 33
+    assert doc["iterations"] == 21 + 33 and doc["iterations_expected"] is True
+    assert doc["iterations_range"] == [32, 76]  # 80 % of measured runs
     note = next(n for n in doc["notes"] if "EXPECTED" in n)
-    assert "not known" in note and "48-88" in note
+    assert "not known" in note and "32-76" in note and "21 at depth 1, 33 a depth after" in note
     assert any("one optimizer step of all 4 starts" in n for n in doc["notes"])
     own = next(r for r in doc["rows"] if r["target"] == "ml.m5.2xlarge")
     low, high = own["total_seconds_range"]
     assert low < own["total_seconds"] < high and own["cost_usd_range"][0] <= own["cost_usd"] <= own["cost_usd_range"][1]
-    # the time an iteration of all 4 starts takes, averaged over the run: the work of 218 one-start
-    # iterations (4 * 35 * 3 / 2 + the p = 1 grid's 32 energies / 4) over 70 steps; the total adds
+    # the time an iteration of all 4 starts takes, averaged over the run: the work of 182 one-start
+    # iterations (4 * (21 * 1 + 33 * 2) / 2 + the p = 1 grid's 32 energies / 4) over 54 steps; the total adds
     # the final evaluation (one more) to the job's seconds beyond its iterations (start-up, size)
     fixed = own["fixed_seconds"]
-    assert fixed > 0 and own["seconds_per_iteration"] * 70 == pytest.approx((own["total_seconds"] - fixed) * 218 / 219)
+    assert fixed > 0 and own["seconds_per_iteration"] * 54 == pytest.approx((own["total_seconds"] - fixed) * 182 / 183)
     one = json.loads(invoke("estimate", "qaoa", "--starts", "1", "--instances", "ml.m5.2xlarge", "--json").output)
     one_row = next(r for r in one["rows"] if r["target"] == "ml.m5.2xlarge")
-    assert one["iterations"] == 70 and 3 < own["seconds_per_iteration"] / one_row["seconds_per_iteration"] < 4.5
+    assert one["iterations"] == 54 and 3 < own["seconds_per_iteration"] / one_row["seconds_per_iteration"] < 4.5
     table = invoke("estimate", "qaoa", "--instances", "ml.m5.2xlarge")
-    assert "expected ≈70 iterations" in table.output and "expected (a run to convergence)" in table.output
+    assert "expected ≈54 iterations" in table.output and "expected (a run to convergence)" in table.output
     exact = json.loads(invoke("estimate", "qaoa", "--iterations", "10", "--starts", "1", "--json").output)
     assert exact["iterations"] == 10 and not any("starts" in n for n in exact["notes"])
     assert exact["iterations_expected"] is False and exact["iterations_range"] is None

@@ -5,22 +5,24 @@ import statistics
 
 import pytest
 
-from qhybrid.estimate.iterations import RANGE, STAGE_MEAN, qaoa_iterations
+from qhybrid.estimate.iterations import FIRST_STAGE_MEAN, RANGE, STAGE_MEAN, qaoa_iterations
 
 DEFAULT = {"max_iterations": 300, "window": 10, "tolerance": 1e-3, "stepsize": 0.05}
 
 
 @pytest.mark.parametrize("layers", [1, 2, 3])
-def test_a_stage_a_depth_at_the_measured_mean(layers):
+def test_a_stage_a_depth_at_the_measured_means(layers):
     e = qaoa_iterations(layers=layers, **DEFAULT)
-    assert (e.iterations, e.per_stage, e.stages) == (STAGE_MEAN * layers, STAGE_MEAN, layers)
+    total = FIRST_STAGE_MEAN + STAGE_MEAN * (layers - 1)  # the grid's stage, then INTERP's
+    assert (e.iterations, e.per_stage, e.stages) == (total, STAGE_MEAN, layers)
+    assert e.lengths() == [FIRST_STAGE_MEAN] + [STAGE_MEAN] * (layers - 1)
     assert e.low < e.iterations < e.high and not e.caveats
-    assert (e.low, e.high) == (int(RANGE[0] * STAGE_MEAN) * layers, round(RANGE[1] * STAGE_MEAN + 0.5) * layers)
+    assert (e.low, e.high) == (max(11 * layers, int(RANGE[0] * total)), round(RANGE[1] * total + 0.5))
 
 
 def test_capped_by_max_iterations_and_floored_by_the_window():
     e = qaoa_iterations(layers=2, **{**DEFAULT, "max_iterations": 20})
-    assert (e.iterations, e.high) == (40, 40) and e.low == 2 * 14
+    assert (e.iterations, e.high, e.low) == (40, 40, 24)  # both stages capped at 20; 0.6 of 40
     tight = qaoa_iterations(layers=1, **{**DEFAULT, "window": 30})
     assert tight.low == 31  # a stage converges only after more than `window` iterations
     assert any("window 30" in c for c in tight.caveats)
@@ -29,15 +31,18 @@ def test_capped_by_max_iterations_and_floored_by_the_window():
 def test_seed_start_runs_one_stage_and_says_it_was_not_measured():
     e = qaoa_iterations(layers=3, init="seed", **DEFAULT)
     assert e.stages == 1 and e.iterations == STAGE_MEAN and any("init seed" in c for c in e.caveats)
+    assert e.lengths() == [STAGE_MEAN]
     assert any("24 is past" in c for c in qaoa_iterations(layers=2, n_qubits=24, **DEFAULT).caveats)
 
 
 def test_weighted_counts_depths_by_their_cost_and_the_opening_grid():
     e = qaoa_iterations(layers=2, **DEFAULT)
-    # depth 1 costs half an iteration at depth 2; 4 starts batched; 32 grid energies = 8 iterations at p = 2
-    assert e.weighted(layers=2, starts=4, grid=32, count=70) == 4 * 35 * 3 // 2 + 8
+    # depth 1 (21 iterations) costs half an iteration at depth 2 (33); 4 starts batched; 32 grid energies
+    # = 8 iterations at p = 2
+    assert e.weighted(layers=2, starts=4, grid=32, count=54) == 4 * (21 + 2 * 33) // 2 + 8
+    assert e.weighted(layers=2, starts=4, grid=32, count=108) == 4 * (21 + 2 * 33) + 8  # shared as expected
     one = qaoa_iterations(layers=2, init="seed", **DEFAULT)
-    assert one.weighted(layers=2, starts=1, grid=32, count=35) == 35  # one stage at p, no grid
+    assert one.weighted(layers=2, starts=1, grid=32, count=33) == 33  # one stage at p, no grid
 
 
 @pytest.mark.slow

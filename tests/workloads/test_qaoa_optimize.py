@@ -12,11 +12,25 @@ from qhybrid.workloads import qaoa_optimize as opt
 
 def test_ramp_and_interp():
     r = opt.ramp(4)
-    assert r.shape == (2, 4) and np.all(np.diff(r[0]) > 0) and np.all(np.diff(r[1]) < 0)
+    assert r.shape == (2, 4) and np.all(np.diff(r[0]) > 0) and np.all(np.diff(np.abs(r[1])) < 0)
+    assert np.all(r[0] > 0) and np.all(r[1] < 0)  # the annealing side (the module's Signs)
     x = np.array([[0.1, 0.3], [0.4, 0.2]])
     y = opt.interp(x, 3)
     np.testing.assert_allclose(y, [[0.1, 0.2, 0.3], [0.4, 0.3, 0.2]])
     np.testing.assert_allclose(opt.interp(np.array([[0.5], [0.2]]), 2), [[0.5, 0.5], [0.2, 0.2]])
+
+
+def test_short_runs_start_below_a_random_cut():
+    """A fixed-iteration run's starts (the p = 1 grid's best; the ramp and its copies above) and its energy after
+    two steps beat a random cut's expectation, -m/2 (the ramp and grid with beta > 0 annealed towards the worst
+    cut: above -m/2 at every start, ``cut 2 of 42`` after 2 iterations at 28 nodes)."""
+    m = 24
+    q = QAOA(nx.gnm_random_graph(16, m, seed=1967))
+    for p in (1, 2, 3):
+        schedule = opt.Schedule(layers=p, iterations=2)
+        starts = opt.stage_starts(schedule, p, None, q.energy)
+        assert np.all(q.energy(starts) < -m / 2 - 1), p
+        assert opt.optimize(schedule, q.energy, q.energy_and_grad)["best_energy"] < -m / 2 - 1, p
 
 
 def test_converged_needs_a_window_without_improvement():

@@ -57,6 +57,14 @@ def qml_epoch(s) -> tuple[int, int]:
     return held, math.ceil(max(1, s.ndata - held) / s.batch_size)
 
 
+def _stages(expected) -> str:
+    """The expected stage lengths in words: ``21 at depth 1, 33 a depth after`` or ``33 a depth``."""
+    lengths = expected.lengths()
+    if expected.stages > 1 and lengths[0] != lengths[1]:
+        return f"{lengths[0]} at depth 1, {lengths[1]} a depth after"
+    return f"{lengths[0]} a depth"
+
+
 def iteration_note(job, expected) -> tuple[str, ...]:
     """What a QAOA job's iteration is, and how its length was found when it runs to convergence."""
     s = job.settings
@@ -68,7 +76,7 @@ def iteration_note(job, expected) -> tuple[str, ...]:
         return (what,)
     depths = f"depths 1..{s.n_layers}" if expected.stages > 1 else f"depth {s.n_layers}"
     notes = [f"iterations EXPECTED, not known (--iterations not given: the run stops when it converges): "
-             f"about {expected.iterations} ({expected.per_stage} a depth, {depths}; 80 % of measured runs took "
+             f"about {expected.iterations} ({_stages(expected)}, {depths}; 80 % of measured runs took "
              f"{expected.low}-{expected.high}, at most {s.max_iterations} a depth; measured on {MEASURED}); "
              f"total time and cost are expected figures, their 80 % range in the JSON (total_seconds_range, "
              f"cost_usd_range)"]

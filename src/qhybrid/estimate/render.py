@@ -59,7 +59,7 @@ def rows_as_text(est) -> list[list[str]]:
 
 
 def iterations_text(est) -> str:
-    """``11 iterations``; ``expected ≈ 70 iterations (80 %: 48-88)`` for a run to convergence; ``unknown``."""
+    """``11 iterations``; ``expected ≈ 54 iterations (80 %: 32-76)`` for a run to convergence; ``unknown``."""
     if est.iterations is None:
         return "iterations unknown"
     if not est.iterations_expected:
