@@ -60,6 +60,7 @@ class Context:
     repeats: int
     dtypes: list = field(default_factory=lambda: list(DTYPES.values()))
     seed: int = 1967
+    deadline: float | None = None  # time.monotonic() past which the Triton section skips its remaining items
 
     def sizes(self, full, smoke):
         return smoke if self.smoke else full
@@ -395,6 +396,9 @@ def _parse(argv):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dtype", choices=[*DTYPES, "both"], default="both")
     parser.add_argument("--no-time", action="store_true", help="correctness checks only")
+    parser.add_argument("--budget", type=float, default=450.0,
+                        help="seconds from the start after which the Triton section skips its remaining timings, "
+                             "said so in their rows (0: none); keeps the whole run within 8 minutes")
     parser.add_argument("--out", default=os.environ.get("OUT"),
                         help="folder for gpu_check.json and gpu_check.md (default: $OUT when set)")
     args = parser.parse_args(argv)
@@ -420,7 +424,8 @@ def main(argv=None) -> int:
         print("no CUDA device; run with --small (or --interpret) to check the script on CPU", file=sys.stderr)
         return 2
     dtypes = list(DTYPES.values()) if args.dtype == "both" else [DTYPES[args.dtype]]
-    ctx = Context(device=device, smoke=args.small, repeats=args.repeats, dtypes=dtypes)
+    ctx = Context(device=device, smoke=args.small, repeats=args.repeats, dtypes=dtypes,
+                  deadline=time.monotonic() + args.budget if args.budget > 0 else None)
     tee = sys.stdout = _Tee(sys.stdout)
     report = {"device": str(device), "small": args.small, "interpret": args.interpret,
               "machine": machine_info(device), "checks": {}, "rows": []}
