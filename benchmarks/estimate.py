@@ -346,6 +346,8 @@ def main() -> None:
                         help="iterations the default QAOA job takes to converge, n = 10..18, 8 seeds, p = 1..3")
     parser.add_argument("--jobs", action="store_true",
                         help="whole jobs: ten qhybrid qaoa/qml commands, predicted total vs measured start to end")
+    parser.add_argument("--only", choices=("qaoa", "qml"), default=None,
+                        help="with --jobs: only this workload's commands (a quiet window of under 10 minutes each)")
     parser.add_argument("--cases", choices=("all", "ours", "probe"), default="all",
                         help="our engines, the probed PennyLane devices, or both")
     parser.add_argument("--interleave", action="store_true",
@@ -367,7 +369,7 @@ def main() -> None:
     print(f"calibration: {cal}")
     print(f"load average before: {os.getloadavg()}")
     if args.jobs:
-        whole_jobs()
+        whole_jobs([c for c in JOBS if args.only in (None, c[0])])
         return
     print("| workload | device | n | how | predicted s/iter | measured s/iter (best CPU) | median CPU | median "
           "wall-clock | error | within target |")

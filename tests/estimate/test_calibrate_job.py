@@ -21,3 +21,13 @@ def test_startup_is_a_tiny_jobs_time_and_leaves_no_job_behind(_isolated_home):
     seconds = calibrate.isolated("calibrate_job.measure_startup", "qaoa", 1)
     assert 0.2 < seconds < 120
     assert Job.list() == []  # the tiny job ran in a home of its own
+
+
+@pytest.mark.slow
+def test_in_job_factor_is_a_short_jobs_iteration_over_the_isolated_one(_isolated_home):
+    from qhybrid import Job
+    from qhybrid.jobs.instances import local_cores
+
+    factor = calibrate.isolated("calibrate_job.measure_qaoa_in_job", 14, 8)
+    assert 1.0 <= factor <= local_cores()  # held between 1 and the thread count
+    assert Job.list() == []  # the job ran in a home of its own

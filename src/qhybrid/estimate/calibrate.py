@@ -76,6 +76,9 @@ class Calibration:
     measured: str
     seconds: float
     nominal: bool = False  # True: not measured, this CPU's peak times the efficiencies of NOMINAL
+    # the QAOA job's iteration (wall-clock, in a short real job) over the one measure_qaoa times, 1..cores
+    # (.calibrate_job.measure_qaoa_in_job); 1 where not measured
+    qaoa_job_factor: float = 1.0
 
 
 def cache_path() -> Path:
@@ -322,6 +325,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
                                                                               cache, one)
     diagonal, first, ending = isolated("calibrate_job.measure_qaoa_parts")
     start_qaoa, start_qml = isolated("calibrate_job.measure_startup", "qaoa"), isolated("calibrate_job.measure_startup", "qml")
+    job_factor = isolated("calibrate_job.measure_qaoa_in_job")
     peak = local_peak_gflops(cores)
     cal = Calibration(
         key=key, cpu_model=cpu_model(), cores=cores, peak_gflops=peak, core_ghz=peak / cores / 16,
@@ -331,7 +335,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         qaoa_parallel_large_gflops=parallel_large,
         qml_step_s=step_s, qml_eval_s=eval_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large, pool_wake_s=wake,
         pool_submit_s=submit, fresh_s_per_gb=fresh, job_start_qaoa_s=start_qaoa, job_start_qml_s=start_qml,
-        qaoa_diagonal_s=diagonal, qaoa_first_s_per_byte=first, qaoa_ending_s=ending,
+        qaoa_diagonal_s=diagonal, qaoa_first_s_per_byte=first, qaoa_ending_s=ending, qaoa_job_factor=job_factor,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         seconds=time.perf_counter() - began,
     )
