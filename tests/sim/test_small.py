@@ -89,3 +89,18 @@ def test_imports_neither_torch_nor_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_forward_pass_multiplies_each_wires_run_of_one_qubit_gates():
+    """RX, RY, RZ on a wire are one step until a gate on more wires touches it; the state is
+    the gate-by-gate one (a batched parameter and diagonal gates included)."""
+    ops = [Operation("RX", (0,), (0.3,)), Operation("RY", (0,), (np.array([0.1, 0.7]),)),
+           Operation("RZ", (0,), (0.5,)), Operation("S", (1,), ()), Operation("RZ", (1,), (0.2,)),
+           Operation("CNOT", (0, 1), ()), Operation("Hadamard", (1,), ()), Operation("RX", (0,), (0.4,))]
+    c = make_circuit(2, ops, [])
+    assert [wires for _, wires, _ in small._merged(c.operations)] == [(0,), (1,), (0, 1), (1,), (0,)]
+    states = np.zeros((1, 2, 4), dtype=np.complex128)
+    states[:, :, 0] = 1
+    for op in ops:
+        states = small.apply_operation(states, op, 2)
+    np.testing.assert_allclose(small.final_state(c), states[0], atol=1e-14)
