@@ -247,12 +247,12 @@ def batched_product(planes, f, counter):
 
 
 @register
-def batched_observe(psi, lam, o, write, counter, rho):
+def batched_observe(psi, lam, o, half, write, counter, rho):
     """The reduced matrix of wire 0 and, when ``write``, ``lam <- O psi`` (``O`` on wire 0, eight
-    reals ``o``) for planar ``psi``, ``lam`` ``(B, 2, N)``, in one read of ``psi``: adds
+    reals ``o``) for planar ``psi``, ``lam`` ``(B, 2, M)`` (the states their first ``N = 2 half``
+    reals of each plane), in one read of ``psi``: adds
     ``|psi_0|^2, |psi_1|^2, Re and Im sum conj(psi_0) psi_1`` to ``rho[b]`` ``(B, 4)`` (float64),
     pieces of :data:`OBSERVE_PIECE` pairs taken one by one from ``counter``."""
-    half = psi.shape[2] // 2
     piece = min(half, OBSERVE_PIECE)
     npiece = half // piece
     d = (o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7])
