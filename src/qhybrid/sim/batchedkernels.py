@@ -261,7 +261,8 @@ def batched_observe(psi, lam, o, half, write, counter, rho):
     npiece = half // piece
     run = min(piece, OBSERVE_RUN)
     d = (o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7])
-    cr, ci, tr, ti = np.empty(run, psi.dtype), np.empty(run, psi.dtype), np.empty(run, psi.dtype), np.empty(run, psi.dtype)
+    cr, ci = np.empty(run, psi.dtype), np.empty(run, psi.dtype)  # the second half's run
+    tr, ti = np.empty(run, psi.dtype), np.empty(run, psi.dtype)  # lambda's second half, before it is written
     w = claim(counter)
     while w < psi.shape[0] * npiece:
         b = w // npiece
