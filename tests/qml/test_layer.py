@@ -191,3 +191,27 @@ def test_scheduled_cache_blocks_equal_the_circuit_order(monkeypatch):
     for got in (run("numba"), run("torch")):  # the cut in circuit order, then gate by gate
         for a, b in zip(scheduled, got):
             torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
+def test_padded_state_planes_give_the_unpadded_layer(monkeypatch):
+    """The numba set's state planes padded (as at 25 wires and up, here forced at 12): outputs and
+    every gradient equal the unpadded layer's exactly."""
+    from qhybrid.sim import batched
+
+    n = 12
+    x = torch.rand((3, n), generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 6
+
+    def run():
+        torch.manual_seed(11)
+        layer = QuantumLayer(n, kernel="numba")
+        xs = x.clone().requires_grad_()
+        out = layer(xs)
+        (out.squeeze(-1) * torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)).sum().backward()
+        return [out.detach(), xs.grad] + [p.grad for p in layer.parameters()]
+
+    plain = run()
+    monkeypatch.setattr(batched, "PAD_FROM", 0)
+    assert batched.plane_len(1 << n, 8) > 1 << n
+    for a, b in zip(plain, run()):
+        torch.testing.assert_close(b, a, atol=0, rtol=0)

@@ -130,6 +130,16 @@ def _huge_pages(buf: torch.Tensor) -> None:
         pass
 
 
+def _numel(numba: bool, chunk: int, n: int, like: torch.Tensor) -> int:
+    """Elements of ``like``'s dtype per state buffer for ``chunk`` samples of ``n`` wires: the numba
+    set's planes carry a pad per plane (:func:`qhybrid.sim.batched.plane_len`)."""
+    if not numba:
+        return chunk << n
+    from qhybrid.sim import batched
+
+    return chunk * batched.plane_len(1 << n, like.element_size() // 2)
+
+
 def _keep(cache, bufs) -> None:
     if cache is not None:
         cache.put("qml.states", tuple(bufs), sum(b.numel() * b.element_size() for b in bufs))
@@ -196,7 +206,8 @@ class CircuitExpval(torch.autograd.Function):
             chunk = plan_chunk(b, n, factors, ks, cache, grad=grad)
         chunk = max(1, min(int(chunk), b))
         numba = ks.name == "numba"
-        bufs = _buffers(cache, states_per_sample(ks, grad) if numba else 2 + grad, chunk << n, factors)
+        bufs = _buffers(cache, states_per_sample(ks, grad) if numba else 2 + grad, _numel(numba, chunk, n, factors),
+                        factors)
         run = _numba_chunk if numba else _set_chunk
         parts = [run(ks, factors[i:i + chunk], mats, obs, plan, bufs, grad) for i in range(0, b, chunk)] or [(
             factors.real.new_zeros(0), factors.new_zeros((0, 2, 2)), mats.new_zeros((0,) + tuple(mats.shape)),

@@ -1,9 +1,11 @@
 """numba kernels for a batch of states run through one list of 2x2 gates (controlled or not).
 
 The QML layer's circuit (:mod:`qhybrid.qml.adjoint`): every sample of a batch sees the same
-gates. States are *planar*: ``(B, 2, 2**n)`` real arrays (real parts, then imaginary parts),
+gates. States are *planar*: ``(B, 2, M)`` real arrays (real parts, then imaginary parts),
 because numba vectorizes the loops on separate real and imaginary arrays but not on complex
-ones (:mod:`.fastplanar` says how much). Wire 0 is the most significant bit; a gate on wire
+ones (:mod:`.fastplanar` says how much). A state is the first ``N = 2**n`` reals of each
+plane; large planes carry a small pad after them (:func:`as_planes`, :data:`PLANE_PAD`), so
+that no two planes lie a large power of two apart. Wire 0 is the most significant bit; a gate on wire
 ``w`` acts on bit ``p = n - 1 - w``; a controlled gate only on the control = 1 half.
 
 The gates run in cache blocks (:mod:`.gateblocks`): a block's gates are applied to one chunk
@@ -75,25 +77,48 @@ def compile_kernel(name: str, dtype) -> None:
     calls[name]()
 
 
+#: Bytes of padding after each plane of a large state (4 KiB and a cache line). Two streams a
+#: large power of two apart (>= 256 MiB: 25 wires and up in complex128) evict each other from
+#: the core's L1 here, and every kernel ran 3.5-5x slower per chunk; 4 KiB + 64 B off they do not
+#: (benchmarks/README.md, "26 wires"). The pad also keeps the batch's rows off such strides.
+PLANE_PAD = 4096 + 64
+#: Planes of fewer bytes than this are not padded (so ``N`` is the largest power of two in a row).
+PAD_FROM = 1 << 20
+
+
+def plane_len(size: int, itemsize: int) -> int:
+    """Reals per plane (``size`` amplitudes and the pad) of a planar state whose reals take
+    ``itemsize`` bytes: :func:`as_planes`' row length."""
+    return size + (PLANE_PAD // itemsize if size * itemsize >= PAD_FROM else 0)
+
+
+def state_size(planes: np.ndarray) -> int:
+    """Amplitudes per plane of planar ``(B, 2, M)`` states: the largest power of two ``N <= M``
+    (the kernels read ``[:N]`` of each plane; the rest is :data:`PLANE_PAD`)."""
+    return 1 << (planes.shape[2].bit_length() - 1)
+
+
 def to_planes(arr: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """Complex ``arr`` ``(B, N)`` copied into the start of ``buf`` (any complex array at least as
-    large) as planes ``(B, 2, N)`` of its real dtype."""
+    large) as planes ``(B, 2, N)`` of its real dtype (not padded)."""
     b, size = arr.shape
-    planes = as_planes(buf, b, size, arr.real.dtype)
+    planes = buf.reshape(-1).view(arr.real.dtype)[: 2 * b * size].reshape(b, 2, size)
     planes[:, 0] = arr.real
     planes[:, 1] = arr.imag
     return planes
 
 
 def as_planes(buf: np.ndarray, b: int, size: int, real) -> np.ndarray:
-    """The start of ``buf`` (any contiguous array) as planes ``(b, 2, size)`` of float dtype ``real``."""
-    return buf.reshape(-1).view(real)[: 2 * b * size].reshape(b, 2, size)
+    """The start of ``buf`` (any contiguous array of at least ``2 b plane_len`` reals' bytes) as
+    planes ``(b, 2, plane_len(size))`` of float dtype ``real``: the states, each plane padded."""
+    m = plane_len(size, np.dtype(real).itemsize)
+    return buf.reshape(-1).view(real)[: 2 * b * m].reshape(b, 2, m)
 
 
 def from_planes(planes: np.ndarray, arr: np.ndarray) -> None:
-    """``arr`` ``(B, N)`` complex <- planes ``(B, 2, N)``."""
-    arr.real[:] = planes[:, 0]
-    arr.imag[:] = planes[:, 1]
+    """``arr`` ``(B, N)`` complex <- planes ``(B, 2, M)``, ``M >= N`` (the pad dropped)."""
+    arr.real[:] = planes[:, 0, :arr.shape[1]]
+    arr.imag[:] = planes[:, 1, :arr.shape[1]]
 
 
 def as_reals(mats: np.ndarray, real_dtype) -> np.ndarray:
@@ -184,12 +209,14 @@ def observe(psi: np.ndarray, lam: np.ndarray | None, obs: np.ndarray) -> np.ndar
     parts, split = _calls(psi, psi.shape[0] * psi.shape[2], 1)
     sums = np.zeros((split, psi.shape[0], 4))
     out = psi if lam is None else lam
+    half = state_size(psi) // 2
     with _first_use("batched_observe", psi.dtype):
         if parts is not None:
-            run_parts(k, [(psi[s], out[s], o, lam is not None, np.zeros(1, np.int64), sums[0, s]) for s in parts])
+            run_parts(k, [(psi[s], out[s], o, half, lam is not None, np.zeros(1, np.int64), sums[0, s])
+                          for s in parts])
         else:
             counter = np.zeros(1, np.int64)
-            run_parts(k, [(psi, out, o, lam is not None, counter, sums[p]) for p in range(split)])
+            run_parts(k, [(psi, out, o, half, lam is not None, counter, sums[p]) for p in range(split)])
     s = sums.sum(axis=0)
     rho = np.empty((psi.shape[0], 2, 2), dtype=np.complex128)
     rho[:, 0, 0], rho[:, 1, 1] = s[:, 0], s[:, 1]
@@ -206,7 +233,7 @@ def factor_gradients(lam: np.ndarray, factors: np.ndarray, left: np.ndarray | No
     k = kernel("batched_factor_gradients", 0)
     factors = np.ascontiguousarray(factors)
     out = np.empty(factors.shape, dtype=factors.dtype)
-    left = np.empty((lam.shape[0], lam.shape[2]), dtype=factors.dtype) if left is None else left
+    left = np.empty((lam.shape[0], state_size(lam)), dtype=factors.dtype) if left is None else left
     with _first_use("batched_factor_gradients", lam.dtype):
         run_parts(k, [(lam[s], factors[s], left[s], out[s])
                       for s in slices(lam.shape[0], threads_for(lam.shape[0] * lam.shape[2]))])

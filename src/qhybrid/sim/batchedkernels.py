@@ -18,6 +18,10 @@ VIEW_MIN = 8
 
 #: Pairs of amplitudes a work item of :func:`batched_observe` covers.
 OBSERVE_PIECE = 1 << 14
+#: ... and the run of the second half it copies to (and writes from) a buffer of its own at a time:
+#: the halves lie a power of two apart (256 MiB at 26 wires), and two streams that far apart
+#: evict each other from L1 on this machine (sim/batched.py, :data:`PLANE_PAD`).
+OBSERVE_RUN = 1 << 9
 
 
 @njit
@@ -247,33 +251,45 @@ def batched_product(planes, f, counter):
 
 
 @register
-def batched_observe(psi, lam, o, write, counter, rho):
+def batched_observe(psi, lam, o, half, write, counter, rho):
     """The reduced matrix of wire 0 and, when ``write``, ``lam <- O psi`` (``O`` on wire 0, eight
-    reals ``o``) for planar ``psi``, ``lam`` ``(B, 2, N)``, in one read of ``psi``: adds
+    reals ``o``) for planar ``psi``, ``lam`` ``(B, 2, M)`` (the states their first ``N = 2 half``
+    reals of each plane), in one read of ``psi``: adds
     ``|psi_0|^2, |psi_1|^2, Re and Im sum conj(psi_0) psi_1`` to ``rho[b]`` ``(B, 4)`` (float64),
     pieces of :data:`OBSERVE_PIECE` pairs taken one by one from ``counter``."""
-    half = psi.shape[2] // 2
     piece = min(half, OBSERVE_PIECE)
     npiece = half // piece
+    run = min(piece, OBSERVE_RUN)
     d = (o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7])
+    cr, ci = np.empty(run, psi.dtype), np.empty(run, psi.dtype)  # the second half's run
+    tr, ti = np.empty(run, psi.dtype), np.empty(run, psi.dtype)  # lambda's second half, before it is written
     w = claim(counter)
     while w < psi.shape[0] * npiece:
         b = w // npiece
         k0 = (w - b * npiece) * piece
-        p0r, p0i = psi[b, 0, k0:k0 + piece], psi[b, 1, k0:k0 + piece]
-        p1r, p1i = psi[b, 0, half + k0:half + k0 + piece], psi[b, 1, half + k0:half + k0 + piece]
         s00 = s11 = s01r = s01i = 0.0
-        for k in range(piece):
-            ar, ai, cr, ci = p0r[k], p0i[k], p1r[k], p1i[k]
-            s00 += ar * ar + ai * ai
-            s11 += cr * cr + ci * ci
-            s01r += ar * cr + ai * ci
-            s01i += ar * ci - ai * cr
-        if write:
-            l0r, l0i = lam[b, 0, k0:k0 + piece], lam[b, 1, k0:k0 + piece]
-            l1r, l1i = lam[b, 0, half + k0:half + k0 + piece], lam[b, 1, half + k0:half + k0 + piece]
-            for k in range(piece):
-                l0r[k], l0i[k], l1r[k], l1i[k] = _mul(d, p0r[k], p0i[k], p1r[k], p1i[k])
+        for j in range(k0, k0 + piece, run):
+            p0r, p0i = psi[b, 0, j:j + run], psi[b, 1, j:j + run]
+            p1r, p1i = psi[b, 0, half + j:half + j + run], psi[b, 1, half + j:half + j + run]
+            for k in range(run):  # the second half's run, one stream at a time
+                cr[k] = p1r[k]
+            for k in range(run):
+                ci[k] = p1i[k]
+            for k in range(run):
+                ar, ai, xr, xi = p0r[k], p0i[k], cr[k], ci[k]
+                s00 += ar * ar + ai * ai
+                s11 += xr * xr + xi * xi
+                s01r += ar * xr + ai * xi
+                s01i += ar * xi - ai * xr
+            if write:
+                l0r, l0i = lam[b, 0, j:j + run], lam[b, 1, j:j + run]
+                l1r, l1i = lam[b, 0, half + j:half + j + run], lam[b, 1, half + j:half + j + run]
+                for k in range(run):
+                    l0r[k], l0i[k], tr[k], ti[k] = _mul(d, p0r[k], p0i[k], cr[k], ci[k])
+                for k in range(run):
+                    l1r[k] = tr[k]
+                for k in range(run):
+                    l1i[k] = ti[k]
         rho[b, 0] += s00
         rho[b, 1] += s11
         rho[b, 2] += s01r
