@@ -9,9 +9,9 @@ each gate its ``(P, d, d)`` matrix from the gate table (``P`` 1 or the batch ``B
 wires entry by entry (its zeros skipped), a diagonal gate by one multiply, a Pauli word as an index permutation
 and a sign (:func:`~.circuit.pauli_masks`). The adjoint sweep keeps the ket and the bras in one
 ``(1 + M, B, 2**n)`` array, so each gate is undone on all of them in one call. An unbatched forward pass goes through
-:mod:`.smallforward` (layers of one-qubit gates by Kronecker chunks, runs of CNOTs by one gather);
-the rest is not fused:
-the plugin chooses this path below :data:`SMALL_MAX_WIRES` only. Trusts its inputs.
+:mod:`.smallforward` (layers of one-qubit gates by Kronecker chunks, runs of CNOTs by one gather),
+a batched one merges each wire's run of one-qubit gates only. The plugin chooses this path below
+:data:`SMALL_MAX_WIRES` only. Trusts its inputs.
 
 Example:
     >>> from qhybrid.sim.circuit import Circuit, Measurement, Observable, Operation
