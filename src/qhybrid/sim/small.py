@@ -8,8 +8,10 @@ module runs the engine's IR (:mod:`.circuit`) with the same results as :mod:`.si
 each gate its ``(P, d, d)`` matrix from the gate table (``P`` 1 or the batch ``B``) applied over its
 wires entry by entry (its zeros skipped), a diagonal gate by one multiply, a Pauli word as an index permutation
 and a sign (:func:`~.circuit.pauli_masks`). The adjoint sweep keeps the ket and the bras in one
-``(1 + M, B, 2**n)`` array, so each gate is undone on all of them in one call. Nothing is fused:
-the plugin chooses this path below :data:`SMALL_MAX_WIRES` only. Trusts its inputs.
+``(1 + M, B, 2**n)`` array, so each gate is undone on all of them in one call. An unbatched forward pass goes through
+:mod:`.smallforward` (layers of one-qubit gates by Kronecker chunks, runs of CNOTs by one gather),
+a batched one merges each wire's run of one-qubit gates only. The plugin chooses this path below
+:data:`SMALL_MAX_WIRES` only. Trusts its inputs.
 
 Example:
     >>> from qhybrid.sim.circuit import Circuit, Measurement, Observable, Operation
@@ -28,6 +30,7 @@ import numpy as np
 from ..errors import OperationError
 from .circuit import split_terms
 from .gates import GATES, _matrix_np, _params, adjoint_columns, gate_generator
+from .smallforward import forward
 
 #: The plugin runs circuits of at most this many wires here (``qhybrid.cpu``'s start-up beats
 #: lightning.qubit's with it; larger circuits go to the fused engine, whose kernels win there).
@@ -156,6 +159,8 @@ def final_state(circuit, *, dtype=np.complex128) -> np.ndarray:
     else:
         state = np.zeros((B, 2**n), dtype=dtype)
         state[:, 0] = 1
+    if B == 1:  # layers of one-qubit gates and runs of CNOTs in few numpy calls
+        return forward(state.reshape(-1), circuit.operations, n, _operator, _apply).reshape(1, -1)
     states = state[None]
     for array, wires, diagonal in _merged(circuit.operations):
         states = _apply(states, array, wires, n, diagonal=diagonal)
