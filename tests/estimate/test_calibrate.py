@@ -13,7 +13,7 @@ def test_bandwidth_probe_measures_something():
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],
-            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25],
+            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25, 6.0],
             "calibrate_job.measure_qaoa_parts": [2e-9, 4e-10, 5e-8], "calibrate_job.measure_startup": 1.75,
             "calibrate_job.measure_qaoa_in_job": 1.4}
 ASKED = ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate_qml.measure_qml",

@@ -69,3 +69,36 @@ def test_qml_fixed_step_dominates_small_sizes(calibration):
     assert rates[0] == rates[1] == calibration.qml_small_gflops and rates[-1] == calibration.qml_large_gflops
     assert min(calibration.qml_small_gflops, calibration.qml_mid_gflops) <= rates[2] <= \
         max(calibration.qml_small_gflops, calibration.qml_mid_gflops)
+
+
+def test_qml_rate_past_the_cache_is_the_rate_measured_there(calibration):
+    """Past 16 wires the rate per thread is the 16-wire one while the chunk's states fit the last-level
+    cache and the one measured past it (``qml_huge_gflops``, when lower) once they do not: a 26-wire
+    step takes longer per flop than a 22-wire one on a machine with a 480 MiB L3, as measured."""
+    from dataclasses import replace
+
+    cal = replace(calibration, qml_huge_gflops=0.75 * calibration.qml_large_gflops)
+    assert model._qml_rate_per_thread(cal, 22) == calibration.qml_large_gflops
+    assert model._qml_rate_per_thread(cal, 22, past_cache=True) == cal.qml_huge_gflops
+    assert model._qml_rate_per_thread(cal, 16, past_cache=True) == calibration.qml_large_gflops  # calibrated there
+    unmeasured = replace(calibration, qml_huge_gflops=0.0)
+    assert model._qml_rate_per_thread(unmeasured, 26, past_cache=True) == calibration.qml_large_gflops
+    faster = replace(calibration, qml_huge_gflops=2 * calibration.qml_large_gflops)  # noise: never above
+    assert model._qml_rate_per_thread(faster, 26, past_cache=True) == calibration.qml_large_gflops
+    m = replace(calibrate.local_machine(cal), l3_bytes=480 * 2**20, cores=2)
+
+    def per_flop(n):
+        w = work.qml_work(n, 2, chunk=2)
+        return model.qml_cpu_seconds(w, m, cal, batch=2, n_wires=n, chunk=2) / w.flops
+
+    assert per_flop(26) > 1.25 * per_flop(22)  # 4 GiB of states against 256 MiB: past the L3
+
+
+def test_the_calibration_times_a_step_past_the_cache():
+    """The step timed for ``qml_huge_gflops`` has states of at least twice the L3 (within 20-24 wires)."""
+    assert work.qml_huge_wires(480 * 2**20, 2) == 24  # the 2-core Xeon: 1 GiB of states
+    assert work.qml_huge_wires(32 * 2**20, 4) == 20  # a 32 MiB L3: 20 wires are past it already
+    assert work.qml_huge_wires(8 * 2**30, 4) == 24  # never more than 24 wires, whatever the cache
+    for l3, batch in ((480 * 2**20, 2), (64 * 2**20, 2), (100 * 2**20, 3)):
+        n = work.qml_huge_wires(l3, batch)
+        assert 2 * batch * 16 << n >= 2 * l3 and (n == 20 or 2 * batch * 16 << (n - 1) < 2 * l3)

@@ -13,12 +13,13 @@ from __future__ import annotations
 from qhybrid.estimate.calibrate import _best
 from qhybrid.estimate.hardware import local_l3_bytes
 from qhybrid.estimate.model import qml_fixed_seconds
-from qhybrid.estimate.work import qml_eval_work, qml_split, qml_work
+from qhybrid.estimate.work import qml_eval_work, qml_huge_wires, qml_split, qml_work
 from qhybrid.jobs.instances import local_cores
 
 QML_SIZES = (4, 8, 10, 12, 16)  # overhead; rates where threads (10), L2 and L3 change
 QML_BATCH = 16
 QML_EVAL = 52  # the job's held-out samples by default (a quarter of Sonar's 208)
+QML_HUGE_BATCH = 4  # the step past the cache (work.qml_huge_wires): one sample a thread, at most this many
 
 
 def qml_step(model, batch: int):
@@ -117,11 +118,22 @@ def measure_fresh(mib: int = 64) -> float:
     return _best(lambda: torch.bmm(head.conj(), head.transpose(1, 2)), repeats=3) / (state.nbytes / 1e9)
 
 
+def huge_rate(seconds: float, *, n_wires: int, batch: int, step_s: float, cores: int, wake_s: float,
+              submit_s: float, cache_gbs: float, dram_gbs: float, l3_bytes: int, fresh_s_per_gb: float) -> float:
+    """GFLOP/s per busy thread of a DressedQNN step of ``batch`` samples at ``n_wires`` that took
+    ``seconds`` (less the fixed step ``step_s`` and the parts that do not shrink with threads)."""
+    w = qml_work(n_wires, batch)
+    fixed = qml_fixed_seconds(w, n_wires=n_wires, batch=batch, threads=cores, wake_s=wake_s, submit_s=submit_s,
+                              cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=l3_bytes, fresh_s_per_gb=fresh_s_per_gb)
+    return w.flops / max(1e-9, seconds - step_s - fixed) / qml_threads(n_wires, batch, cores) / 1e9
+
+
 def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1e9,
                 dram_gbs: float = 1e9) -> tuple[float, ...]:
     """:func:`qml_figures` of the QML job's training step (batch 16) timed at each of QML_SIZES here, and of
     its evaluation (QML_EVAL samples) at the smallest, on the job's threads (``workloads.qml.set_threads``);
-    then :func:`measure_fresh`."""
+    then :func:`measure_fresh`, and the rate per busy thread past the last-level cache (:func:`huge_rate` of a
+    step at :func:`~qhybrid.estimate.work.qml_huge_wires`, one sample a thread: a few seconds)."""
     import torch
 
     from qhybrid.qml import DressedQNN
@@ -136,5 +148,14 @@ def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1
         if n == QML_SIZES[0]:
             eval_s = min(eval_s, _best(qml_eval(model, QML_EVAL), repeats=5))
     fresh = measure_fresh()
-    return (*qml_figures(times, cores=local_cores(), wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
-                         dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(), eval_s=eval_s, fresh_s_per_gb=fresh), fresh)
+    cores = local_cores()
+    figures = qml_figures(times, cores=cores, wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
+                          dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(), eval_s=eval_s, fresh_s_per_gb=fresh)
+    batch = max(1, min(cores, QML_HUGE_BATCH))
+    n = qml_huge_wires(local_l3_bytes(), batch)
+    step = qml_step(DressedQNN(n, generator=torch.Generator().manual_seed(0)), batch)
+    step()  # the state buffers: mapped and faulted in once, as a job's first step does
+    huge = huge_rate(_best(step, repeats=2), n_wires=n, batch=batch, step_s=figures[0], cores=cores, wake_s=wake_s,
+                     submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(),
+                     fresh_s_per_gb=fresh)
+    return (*figures, fresh, huge)

@@ -72,9 +72,11 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
     return (cal.qaoa_iteration_s + work.calls * cal.qaoa_call_s) / core + max(compute, memory)
 
 
-def _qml_rate_per_thread(cal, n_wires: int) -> float:
+def _qml_rate_per_thread(cal, n_wires: int, *, past_cache: bool = False) -> float:
     """This machine's DressedQNN GFLOP/s per busy thread at ``n_wires``: log-interpolated between the
-    sizes measured (8, 10, 12, 16 wires), held beyond them."""
+    sizes measured (8, 10, 12, 16 wires), held beyond them; past 16 wires with the chunk's states
+    larger than the last-level cache (``past_cache``), the rate measured there (``qml_huge_gflops``,
+    :func:`qhybrid.estimate.calibrate_qml.huge_rate`) where it is measured and lower."""
     import math
 
     points = ((8, cal.qml_small_gflops), (10, cal.qml_mid_gflops), (12, cal.qml_gflops), (16, cal.qml_large_gflops))
@@ -83,7 +85,8 @@ def _qml_rate_per_thread(cal, n_wires: int) -> float:
     for (x0, y0), (x1, y1) in zip(points, points[1:]):
         if n_wires <= x1:
             return math.exp(_between(n_wires, x0, math.log(max(y0, 1e-9)), x1, math.log(max(y1, 1e-9))))
-    return points[-1][1]
+    huge = getattr(cal, "qml_huge_gflops", 0.0)
+    return min(points[-1][1], huge) if past_cache and huge > 0 else points[-1][1]
 
 
 def qml_fixed_seconds(work, *, n_wires: int, batch: int, threads: int, wake_s: float, submit_s: float,
@@ -112,8 +115,8 @@ def _qml_cpu(work, machine, cal, *, batch: int, n_wires: int, cores: int | None,
                               cache_gbs=machine.cache_bandwidth_gbs,
                               dram_gbs=machine.thread_bandwidth_gbs, l3_bytes=machine.l3_bytes,
                               fresh_s_per_gb=cal.fresh_s_per_gb / core, forward=forward, chunks=-(-batch // chunk))
-    rate = _qml_rate_per_thread(cal, n_wires) * core * busy
     per_sample_set = work.working_set_bytes // max(1, chunk)
+    rate = _qml_rate_per_thread(cal, n_wires, past_cache=per_sample_set * busy > machine.l3_bytes) * core * busy
     memory = _memory_seconds(work.bytes - work.serial_bytes, per_sample_set * busy, machine, busy)
     return overhead_s / core + fixed + max(work.flops / (rate * 1e9), memory)
 

@@ -195,6 +195,22 @@ def qml_work(n_wires: int, batch: int, *, dtype: str = "complex128", ranges=(1, 
                 serial_bytes=float(QML_COPIES * 2 * batch * s))
 
 
+#: Large registers: past the last-level cache the QML kernels run slower per amplitude than the
+#: calibration's sizes (at most 16 wires) show: 16-28 % at 23-26 wires on a 2-core Xeon with a
+#: 480 MiB L3, in line with it below. The calibration times a step at :func:`qml_huge_wires`.
+QML_HUGE_WIRES = (20, 24)
+
+
+def qml_huge_wires(l3_bytes: int, batch: int, *, states: int = 2, itemsize: int = 16) -> int:
+    """Wires of the calibration's step past the last-level cache: the fewest in QML_HUGE_WIRES whose
+    ``batch`` samples' states (``states`` each) take at least twice ``l3_bytes``."""
+    low, high = QML_HUGE_WIRES
+    for n in range(low, high):
+        if states * batch * itemsize << n >= 2 * l3_bytes:
+            return n
+    return high
+
+
 QML_CALLS = 5  # batched.product, run, observe, sweep, factor_gradients: each one run_parts
 QML_COPIES = 0  # numpy planar copies a step: none (the kernels write and read the planes themselves)
 QML_EVAL_CALLS = 3  # an evaluation (no gradient): batched.product, run, observe
