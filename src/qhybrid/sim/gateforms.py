@@ -21,17 +21,20 @@ PY = SimpleNamespace(cos=math.cos, sin=math.sin, exp=cmath.exp)
 
 
 def rx_form(xp, t):
-    c, s = xp.cos(t / 2), xp.sin(t / 2)
+    h = t / 2
+    c, s = xp.cos(h), xp.sin(h)
     return c, -1j * s, -1j * s, c
 
 
 def ry_form(xp, t):
-    c, s = xp.cos(t / 2), xp.sin(t / 2)
+    h = t / 2
+    c, s = xp.cos(h), xp.sin(h)
     return c, -s, s, c
 
 
 def rot_form(xp, phi, theta, omega):
-    c, s = xp.cos(theta / 2), xp.sin(theta / 2)
+    h = theta / 2
+    c, s = xp.cos(h), xp.sin(h)
     return (xp.exp(-0.5j * (phi + omega)) * c, -xp.exp(0.5j * (phi - omega)) * s,
             xp.exp(-0.5j * (phi - omega)) * s, xp.exp(0.5j * (phi + omega)) * c)
 
@@ -51,7 +54,7 @@ def matrix_of(form):
     """The table's ``matrix`` builder of a matrix form: ``(P, 2, 2)`` from ``(P,)`` parameters
     (``P`` the longest; the others of length 1)."""
     def build(p, k):
-        out = np.empty((max(len(x) for x in p), 2, 2), dtype=complex)
+        out = np.empty((len(p[0]) if len(p) == 1 else max(map(len, p)), 2, 2), dtype=complex)
         out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = form(np, *p)
         return out
 
