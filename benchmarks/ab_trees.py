@@ -7,11 +7,16 @@ load on shared cores, and reports each side's median and the ratio new / old. Th
 are those of ``benchmarks/engine.py`` (an energy + adjoint gradient through a ``qhybrid.cpu``
 QNode, ``small_wires=0`` where the tree has it: the engine, not the numpy path of small circuits), ``benchmarks/qaoa.py`` (``QAOA.energy_and_grad``) and ``benchmarks/qml.py`` (one
 ``QuantumLayer`` forward + backward on a batch), at small sizes; each worker builds them from
-its own tree.
+its own tree. ``--numpy`` times the numpy path of small circuits instead (:mod:`qhybrid.sim.small`):
+the layered circuit of ``benchmarks/engine.py`` (RX, RY, RZ on every wire and a CNOT ring, three
+times)'s forward pass unbatched at 2, 8 and 12 wires and batched (4 rows) at 8, and its value +
+adjoint gradient through a ``qhybrid.cpu`` QNode at 4 and 12 wires (the switch to the engine
+after 2 s turned off); a timed call is as many calls in a row as its label says.
 
 Usage::
 
     python benchmarks/ab_trees.py --old /work/main --new . --repeats 15
+    python benchmarks/ab_trees.py --old /work/main --new . --repeats 31 --numpy
 """
 from __future__ import annotations
 
@@ -27,13 +32,44 @@ from pathlib import Path
 CASES = [("engine sel n=12", "sel", 12), ("engine qaoa n=14", "qaoa_qnode", 14), ("engine ham n=12", "ham", 12),
          ("qaoa n=16 p=2", "qaoa", 16), ("qaoa n=20 p=2", "qaoa", 20),
          ("qml n=10 B=16", "qml", 10), ("qml n=14 B=16", "qml", 14)]
+#: the numpy path (``--numpy``): label, kind, size; the label says how many calls a timed call is
+NUMPY_CASES = [("numpy fwd n=2 (x400)", "small_fwd", 2), ("numpy fwd n=8 (x100)", "small_fwd", 8),
+               ("numpy fwd n=12 (x20)", "small_fwd", 12), ("numpy fwd n=8 B=4 (x20)", "small_fwd_b4", 8),
+               ("numpy qnode value+grad n=4 (x20)", "small_qnode", 4),
+               ("numpy qnode value+grad n=12 (x5)", "small_qnode", 12)]
 
 _WORKER = r'''
 import gc, json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 
+def repeated(f, reps):
+    def run():
+        for _ in range(reps):
+            f()
+    return run
+
+
 def build(kind, n):
+    if kind in ("small_fwd", "small_fwd_b4", "small_qnode"):
+        import engine
+        circuit, x0 = engine.layered_workload(n)
+        if kind == "small_qnode":
+            import pennylane as qml
+            from pennylane import numpy as pnp
+            import qhybrid.plugin.paths as paths
+            paths.SWITCH_SECONDS = float("inf")  # stay on the numpy path however long the run
+            node = qml.QNode(circuit, qml.device("qhybrid.cpu", wires=n), diff_method="adjoint")
+            x = pnp.array(x0, requires_grad=True)
+            return repeated(lambda: (node(x), qml.grad(node)(x)), {4: 20, 12: 5}[n])
+        from qhybrid.sim import small
+        from qhybrid.sim.circuit import Circuit, Operation
+        c = engine.layered_engine_circuit(n, x0)
+        if kind == "small_fwd_b4":  # each angle a batch of 4
+            c = Circuit(n, tuple(Operation(o.name, o.wires, (o.params[0] + 0.1 * np.arange(4),)) if o.params else o
+                                 for o in c.operations), c.measurements)
+            return repeated(lambda: small.final_state(c), 20)
+        return repeated(lambda: small.final_state(c), {2: 400, 8: 100, 12: 20}[n])
     if kind in ("sel", "qaoa_qnode", "ham"):
         import pennylane as qml
         from pennylane import numpy as pnp
@@ -101,11 +137,12 @@ def main(argv=None) -> int:
     parser.add_argument("--new", type=Path, default=Path("."))
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--only", default="", help="comma-separated substrings of case labels")
+    parser.add_argument("--numpy", action="store_true", help="the numpy path's cases instead (no torch)")
     args = parser.parse_args(argv)
     old, new = _worker(args.old.resolve()), _worker(args.new.resolve())
     print("| case | old (ms) | new (ms) | new / old |\n| --- | ---: | ---: | ---: |", flush=True)
     try:
-        for label, kind, n in CASES:
+        for label, kind, n in (NUMPY_CASES if args.numpy else CASES):
             if args.only and not any(s in label for s in args.only.split(",")):
                 continue
             t_old, t_new = [], []

@@ -70,3 +70,24 @@ def test_stacked_matrices_match_one_by_one():
     got[3][0, 0, 0] = 7.0  # the caller's own copy: the next call is unchanged
     np.testing.assert_allclose(gate_matrix_stack(ops[3:4], 1)[0], gate_matrix("Hadamard", (), 1, torch.complex128, "cpu").numpy())
     assert gate_matrix_stack(ops[:3], 1).shape == (3, 1, 2, 2)
+
+
+SCALAR_NAMES = [n for n in GATES if GATES[n].scalar is not None]
+
+
+def test_one_qubit_rotations_have_a_scalar_form():
+    assert set(SCALAR_NAMES) == {"RX", "RY", "RZ", "PhaseShift", "U1", "Rot"}
+
+
+@pytest.mark.parametrize("name", SCALAR_NAMES)
+def test_scalar_form_is_the_table_matrix_to_the_bit(name, rng):
+    """The scalar form (Python floats in, Python numbers out) gives what the row's numpy builder
+    gives for the same angles, bit for bit: one formula serves both."""
+    gate = GATES[name]
+    angles = rng.uniform(-20, 20, (50, gate.num_params))
+    cols = [np.ascontiguousarray(angles[:, j]) for j in range(gate.num_params)]
+    want = gate.diagonal(cols, 1) if gate.is_diagonal else gate.matrix(cols, 1).reshape(-1, 4)
+    got = np.array([gate.scalar(*(float(a) for a in row)) for row in angles], dtype=complex)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert all(type(x) in (float, complex) for x in gate.scalar(*angles[0].tolist()))

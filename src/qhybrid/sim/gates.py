@@ -13,6 +13,11 @@ them over as tensors of the requested dtype and device. Generators are constant
 ``(d, d)`` numpy arrays (``d = 2**k``), or a diagonal ``(d,)`` array when the
 gate is diagonal. ``num_wires`` of ``None`` means "any number".
 
+The one-qubit rotations are written once, as forms (:mod:`.gateforms`) that
+give both their builder on arrays and their ``scalar`` form: the same entries
+from Python floats as Python numbers, for callers that multiply many 2x2
+matrices without a numpy call per gate.
+
 Public names: ``GATES`` (the table), ``Gate``, ``gate_matrix(name, params, k,
 dtype, device, adjoint=False)``, ``gate_diagonal(...)``, ``gate_generator(name,
 k, adjoint=False)``.
@@ -26,6 +31,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import OperationError
+from .gateforms import diagonal_of, matrix_of, phase_form, rot_form, rx_form, ry_form, rz_form, scalar_of
 
 _I2 = np.eye(2)
 _X = np.array([[0, 1], [1, 0]], dtype=complex)
@@ -63,22 +69,7 @@ def _mat(P, d, entries):
     return out
 
 
-def _rx(p, k):
-    c, s = _cs(p)
-    return _mat(len(c), 2, {(0, 0): c, (0, 1): -1j * s, (1, 0): -1j * s, (1, 1): c})
-
-
-def _ry(p, k):
-    c, s = _cs(p)
-    return _mat(len(c), 2, {(0, 0): c, (0, 1): -s, (1, 0): s, (1, 1): c})
-
-
-def _rot(p, k):
-    phi, theta, omega = np.broadcast_arrays(*p)
-    c, s = np.cos(theta / 2), np.sin(theta / 2)
-    e = lambda a: np.exp(1j * a)  # noqa: E731
-    return _mat(len(c), 2, {(0, 0): e(-(phi + omega) / 2) * c, (0, 1): -e((phi - omega) / 2) * s,
-                            (1, 0): e(-(phi - omega) / 2) * s, (1, 1): e((phi + omega) / 2) * c})
+_rx, _ry, _rot = matrix_of(rx_form), matrix_of(ry_form), matrix_of(rot_form)
 
 
 def _embed(inner_fn, d, pos):
@@ -195,7 +186,10 @@ class Gate:
 
     ``matrix`` builds ``(P, d, d)``; ``diagonal`` (diagonal gates only) builds
     ``(P, d)``; ``generator(k)`` returns ``G`` (a ``(d,)`` diagonal when the
-    gate is diagonal) or is ``None`` when the gate has no single generator.
+    gate is diagonal) or is ``None`` when the gate has no single generator;
+    ``scalar(*floats)`` (one-qubit forms only) returns from Python floats, as
+    Python numbers, what ``matrix`` / ``diagonal`` build from arrays (from the same
+    form): the entries ``(a, b, c, d)`` row by row, or ``(d0, d1)``.
     """
 
     num_wires: Optional[int]
@@ -203,6 +197,7 @@ class Gate:
     matrix: Optional[Callable] = None
     diagonal: Optional[Callable] = None
     generator: Optional[Callable] = None
+    scalar: Optional[Callable] = None
 
     @property
     def is_diagonal(self) -> bool:
@@ -229,12 +224,12 @@ GATES: dict[str, Gate] = {
     "S": _D([1, 1j]),
     "T": _D([1, np.exp(1j * np.pi / 4)]),
     "SX": Gate(1, 0, _const(_SX)),
-    "RX": Gate(1, 1, _rx, generator=_g(-0.5 * _X)),
-    "RY": Gate(1, 1, _ry, generator=_g(-0.5 * _Y)),
-    "RZ": Gate(1, 1, diagonal=_rz_diag(1), generator=_g(-0.5 * np.diag(_Z))),
-    "PhaseShift": Gate(1, 1, diagonal=_phase_diag(2), generator=_g([0, 1])),
-    "U1": Gate(1, 1, diagonal=_phase_diag(2), generator=_g([0, 1])),
-    "Rot": Gate(1, 3, _rot),
+    "RX": Gate(1, 1, _rx, generator=_g(-0.5 * _X), scalar=scalar_of(rx_form)),
+    "RY": Gate(1, 1, _ry, generator=_g(-0.5 * _Y), scalar=scalar_of(ry_form)),
+    "RZ": Gate(1, 1, diagonal=diagonal_of(rz_form), generator=_g(-0.5 * np.diag(_Z)), scalar=scalar_of(rz_form)),
+    "PhaseShift": Gate(1, 1, diagonal=diagonal_of(phase_form), generator=_g([0, 1]), scalar=scalar_of(phase_form)),
+    "U1": Gate(1, 1, diagonal=diagonal_of(phase_form), generator=_g([0, 1]), scalar=scalar_of(phase_form)),
+    "Rot": Gate(1, 3, _rot, scalar=scalar_of(rot_form)),
     "CNOT": Gate(2, 0, _const(_ctrl(_X))),
     "CY": Gate(2, 0, _const(_ctrl(_Y))),
     "CZ": _D([1, 1, 1, -1]),

@@ -9,9 +9,9 @@ each gate its ``(P, d, d)`` matrix from the gate table (``P`` 1 or the batch ``B
 wires entry by entry (its zeros skipped), a diagonal gate by one multiply, a Pauli word as an index permutation
 and a sign (:func:`~.circuit.pauli_masks`). The adjoint sweep keeps the ket and the bras in one
 ``(1 + M, B, 2**n)`` array, so each gate is undone on all of them in one call. An unbatched forward pass goes through
-:mod:`.smallforward` (layers of one-qubit gates by Kronecker chunks, runs of CNOTs by one gather),
-a batched one merges each wire's run of one-qubit gates only. The plugin chooses this path below
-:data:`SMALL_MAX_WIRES` only. Trusts its inputs.
+:mod:`.smallforward` (layers of one-qubit gates by Kronecker chunks, runs of CNOTs by one gather);
+both merge each wire's run of one-qubit gates by :func:`~.smallforward.one_qubit_runs`. The
+plugin chooses this path below :data:`SMALL_MAX_WIRES` only. Trusts its inputs.
 
 Example:
     >>> from qhybrid.sim.circuit import Circuit, Measurement, Observable, Operation
@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import OperationError
 from .circuit import split_terms
 from .gates import GATES, _matrix_np, _params, adjoint_columns, gate_generator
-from .smallforward import forward
+from .smallforward import forward, one_qubit_runs
 
 #: The plugin runs circuits of at most this many wires here (``qhybrid.cpu``'s start-up beats
 #: lightning.qubit's with it; larger circuits go to the fused engine, whose kernels win there).
@@ -168,27 +168,19 @@ def final_state(circuit, *, dtype=np.complex128) -> np.ndarray:
 
 
 def _merged(ops):
-    """``(array, wires, diagonal)`` per step of the forward pass over ``ops``: each wire's run of
-    one-qubit gates multiplied into one (a layer of RX, RY, RZ is one pass per wire, not three;
-    the adjoint sweep undoes gates one at a time and does not use this)."""
-    pending = {}  # wire -> (array, diagonal) of its gates since the last gate on more wires
-    for op in ops:
-        array, diagonal = _operator(op)
-        if len(op.wires) == 1:
-            w = op.wires[0]
-            pending[w] = (array, diagonal) if w not in pending else _product((array, diagonal), pending[w])
-            continue
-        for w in op.wires:
+    """``(array, wires, diagonal)`` per step of a batch's forward pass over ``ops``: each wire's
+    run of one-qubit gates multiplied into one (:func:`~.smallforward.one_qubit_runs` on numpy
+    entries), applied before the next gate on its wire or at the end (a layer of RX, RY, RZ is
+    one pass per wire, not three; the adjoint sweep undoes gates one at a time and does not use
+    this)."""
+    for op, pending in one_qubit_runs(ops, _operator, _product):
+        for w in (list(pending) if op is None else op.wires):
             if w in pending:
-                yield _step(pending.pop(w), w)
-        yield array, op.wires, diagonal
-    for w in list(pending):
-        yield _step(pending.pop(w), w)
-
-
-def _step(entry, w):
-    array, diagonal = entry
-    return array, (w,), diagonal
+                array, diagonal = pending.pop(w)
+                yield array, (w,), diagonal
+        if op is not None:
+            array, diagonal = _operator(op)
+            yield array, op.wires, diagonal
 
 
 def _product(later, earlier):

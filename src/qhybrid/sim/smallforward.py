@@ -1,10 +1,13 @@
-"""The forward pass of :mod:`.small` for an unbatched circuit, in few numpy calls.
+"""The forward pass of :mod:`.small`: one-qubit runs merged; an unbatched circuit in few numpy calls.
 
-At 4-14 wires a forward call costs numpy's per-call overhead (a few microseconds a call, a
-dozen calls a gate), not arithmetic. For a circuit of batch size 1 this module:
+:func:`one_qubit_runs` is the walk both forward passes share: it multiplies each wire's run of
+one-qubit gates into one matrix, on ``(P, 2, 2)`` arrays for a batch (:mod:`.small`) or on
+Python numbers for one row (:func:`forward`). At 4-14 wires a forward call costs numpy's
+per-call overhead (a few microseconds a call, a dozen calls a gate), not arithmetic. For a
+circuit of batch size 1 :func:`forward`:
 
 - multiplies each wire's run of one-qubit gates into one 2x2 matrix with Python complex numbers
-  (RX, RY, RZ, PhaseShift and Rot written out; no numpy call per gate);
+  (the gate table's scalar forms of RX, RY, RZ, PhaseShift, U1 and Rot: no numpy call per gate);
 - applies the pending one-qubit matrices of all wires together as one layer when a gate on more
   wires touches one of them: the wires in chunks of :func:`chunk_size`, each chunk's Kronecker
   product applied by one matrix product whose result is laid out with the chunk's axes last
@@ -20,11 +23,11 @@ applied by :mod:`.small`'s functions (passed in, so this module imports none of 
 """
 from __future__ import annotations
 
-import cmath
 import functools
-import math
 
 import numpy as np
+
+from .gates import GATES
 
 #: Fewer pending wires than this are applied one by one (a layer visits every wire).
 LAYER_MIN_WIRES = 3
@@ -37,48 +40,57 @@ def chunk_size(n: int) -> int:
     return max(1, min(3, 16 - n))
 
 
-def _rx(t):
-    c, s = math.cos(t / 2), math.sin(t / 2)
-    return (c, -1j * s, -1j * s, c)
-
-
-def _ry(t):
-    c, s = math.cos(t / 2), math.sin(t / 2)
-    return (c, -s, s, c)
-
-
-def _rz(t):
-    e = cmath.exp(-0.5j * t)
-    return (e, 0j, 0j, e.conjugate())
-
-
-def _phase(t):
-    return (1 + 0j, 0j, 0j, cmath.exp(1j * t))
-
-
-def _rot(phi, theta, omega):
-    c, s = math.cos(theta / 2), math.sin(theta / 2)
-    return (cmath.exp(-0.5j * (phi + omega)) * c, -cmath.exp(0.5j * (phi - omega)) * s,
-            cmath.exp(-0.5j * (phi - omega)) * s, cmath.exp(0.5j * (phi + omega)) * c)
-
-
-_WRITTEN = {"RX": _rx, "RY": _ry, "RZ": _rz, "PhaseShift": _phase, "Rot": _rot}
+#: name -> (the gate table's scalar form, whether it gives a diagonal), for the gates that have one.
+_SCALAR = {name: (g.scalar, g.is_diagonal) for name, g in GATES.items() if g.scalar is not None}
 _SCALARS = (float, int, np.floating, np.integer)
 
 
-def matrix2(op, operator) -> tuple:
-    """``(a, b, c, d)`` of a one-qubit IR operation's matrix ``[[a, b], [c, d]]`` (Python
-    complex numbers); ``operator(op)`` (``(array, diagonal)``, batch axis of 1) for the rest."""
-    f = _WRITTEN.get(op.name)
-    if f is not None and all(isinstance(p, _SCALARS) for p in op.params):
-        a, b, c, d = f(*(float(p) for p in op.params))
-        return (a.conjugate(), c.conjugate(), b.conjugate(), d.conjugate()) if op.adjoint else (a, b, c, d)
-    array, diagonal = operator(op)
-    if diagonal:
-        d0, d1 = array.reshape(-1).tolist()
-        return (d0, 0j, 0j, d1)
-    (a, b), (c, d) = array.reshape(2, 2).tolist()
-    return (a, b, c, d)
+def one_qubit_runs(ops, matrix, times):
+    """The walk over ``ops`` that multiplies each wire's run of one-qubit gates into one, for
+    both forward passes of :mod:`.small`: a batch's on numpy arrays, one row's (:func:`forward`)
+    on Python numbers.
+
+    Yields ``(op, pending)`` for every operation on more wires (or none), in order, then
+    ``(None, pending)``: ``pending`` maps a wire to the product (``times(later, earlier)``) of the
+    ``matrix(op)`` of its one-qubit gates not applied yet. A one-qubit gate commutes with the
+    gates off its wire, so the caller applies and removes (pops, clears) at least the entries on
+    ``op``'s wires before ``op``, and the rest at the end.
+    """
+    pending = {}
+    for op in ops:
+        if len(op.wires) == 1:
+            w = op.wires[0]
+            m = matrix(op)
+            pending[w] = m if w not in pending else times(m, pending[w])
+        else:
+            yield op, pending
+    yield None, pending
+
+
+def scalar_matrix(operator):
+    """``matrix(op)``: ``(a, b, c, d)`` of a one-qubit IR operation's matrix ``[[a, b], [c, d]]``
+    as Python numbers, from the gate table's scalar form when the gate has one and its parameters
+    are plain numbers, else from ``operator(op)`` (``(array, diagonal)``, batch axis of 1)."""
+    def matrix(op) -> tuple:
+        form = _SCALAR.get(op.name)
+        if form is not None:
+            ps = op.params
+            args = [float(p) for p in ps if isinstance(p, _SCALARS)]
+            if len(args) == len(ps):
+                f, diagonal = form
+                if diagonal:
+                    (a, d), b, c = f(*args), 0j, 0j
+                else:
+                    a, b, c, d = f(*args)
+                return (a.conjugate(), c.conjugate(), b.conjugate(), d.conjugate()) if op.adjoint else (a, b, c, d)
+        array, diagonal = operator(op)
+        if diagonal:
+            d0, d1 = array.reshape(-1).tolist()
+            return (d0, 0j, 0j, d1)
+        (a, b), (c, d) = array.reshape(2, 2).tolist()
+        return (a, b, c, d)
+
+    return matrix
 
 
 def _times(m, e):
@@ -91,20 +103,17 @@ def _times(m, e):
 def forward(state, ops, n: int, operator, apply) -> np.ndarray:
     """``state`` ``(2**n,)`` after ``ops`` (an unbatched circuit's operations); ``operator(op)``
     and ``apply(states (1, 1, 2**n), array, wires, n, diagonal=)`` are :mod:`.small`'s."""
-    pending, run = {}, []  # wire -> (a, b, c, d); the waiting permutation gates
-    for op in ops:
+    run = []  # the waiting permutation gates
+    for op, pending in one_qubit_runs(ops, scalar_matrix(operator), _times):
+        if op is None:
+            break
         wires = op.wires
-        if len(wires) == 1:
-            m = matrix2(op, operator)
-            w = wires[0]
-            pending[w] = m if w not in pending else _times(m, pending[w])
-            continue
         cols = _permutation(op, operator) if not op.params else None
         if cols is not None and not any(w in pending for w in wires):
             run.append((cols, tuple(wires)))
             continue
         state = _flush(state, pending, run, n, apply)
-        pending, run = {}, []
+        run = []
         if cols is not None:
             run.append((cols, tuple(wires)))
         else:
@@ -114,14 +123,16 @@ def forward(state, ops, n: int, operator, apply) -> np.ndarray:
 
 
 def _flush(state, pending, run, n: int, apply):
-    """The waiting permutation run, then the pending one-qubit matrices."""
+    """The waiting permutation run, then the pending one-qubit matrices (``pending`` emptied)."""
     if run:
         state = state[_gather_index(n, tuple(run))]
     if len(pending) >= LAYER_MIN_WIRES:
-        return _layer(state, pending, n)
-    for w, (a, b, c, d) in pending.items():
-        array = np.array([[[a, b], [c, d]]])
-        state = apply(state.reshape(1, 1, -1), array, (w,), n, diagonal=False).reshape(-1)
+        state = _layer(state, pending, n)
+    else:
+        for w, (a, b, c, d) in pending.items():
+            array = np.array([[[a, b], [c, d]]])
+            state = apply(state.reshape(1, 1, -1), array, (w,), n, diagonal=False).reshape(-1)
+    pending.clear()
     return state
 
 
