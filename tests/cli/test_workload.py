@@ -53,6 +53,33 @@ def test_a_slow_first_iteration_is_explained(capsys, monkeypatch):
     assert err[1].startswith("first iteration after ") and err[2] == "iteration 1  energy -3.0"
 
 
+def test_a_long_first_epoch_is_named_as_training_not_loading(capsys, monkeypatch):
+    """A 26-wire epoch runs minutes before its metrics: once the job says it started training, the
+    wait is named so (it used to read "still loading the engine ... after 76 s"); the marker is not shown."""
+    import qhybrid.cli.workload as workload
+    from qhybrid.jobs.script import STARTED_MARK
+
+    monkeypatch.setattr(workload, "COMPILE_AFTER_S", 0.0)
+    monkeypatch.setattr(workload, "STILL_EVERY_S", 0.0)
+    d = Display("job", ProgressSpec(total=1, show={"Loss": "loss {:.3f}"}, unit="epoch", first=1), live=False)
+    monkeypatch.setattr(d, "_kernel_files", lambda: 5)  # a warm kernel cache: nothing compiles
+    d.poll("RUNNING")
+    time.sleep(0.01)
+    d.poll("RUNNING")
+    d.line(f"{STARTED_MARK}training epoch 1 of 1 (12 samples; metrics at its end)")
+    time.sleep(0.01)
+    d.poll("RUNNING")
+    time.sleep(0.01)
+    d.poll("RUNNING")
+    d.line("Metrics - timestamp=1; Loss=0.25; iteration_number=1;")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "loading the engine and its cached kernels ..."
+    assert err[1] == "training epoch 1 of 1 (12 samples; metrics at its end) ..."
+    assert err[2].startswith("still training epoch 1 of 1 (12 samples; metrics at its end) after ")
+    assert not any(STARTED_MARK in line for line in err)
+    assert err[-2].startswith("first epoch after ") and err[-1] == "epoch 1/1  loss 0.250"
+
+
 def _capture(session: str) -> str:
     return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
 

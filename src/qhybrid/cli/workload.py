@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 from qhybrid import views
 from qhybrid.cli import output
+from qhybrid.jobs.script import STARTED_MARK
 
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
 COMPILE_AFTER_S = 1.0  # no first iteration after this long: say what the job is doing
+
 STILL_EVERY_S = 15.0  # and again every this long, piped (a live bar shows its elapsed time)
 KERNEL_LOOK_S = 2.0  # how often numba's kernel cache is counted while waiting
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
@@ -41,8 +43,9 @@ class Display:
     plain line per iteration on stderr. Other lines pass through; other ranks' metrics are dropped.
 
     Every wait past ``COMPILE_AFTER_S`` before the first iteration is named (``_phase``): building
-    the job's dependency environment, compiling kernels (numba's cache growing), or loading the
-    engine and its cached kernels; piped, a line at each change and every ``STILL_EVERY_S``.
+    the job's dependency environment, compiling kernels (numba's cache growing), running its first
+    iteration (once the job says so: ``STARTED_MARK``), or loading the engine and its cached kernels;
+    piped, a line at each change and every ``STILL_EVERY_S``.
     """
 
     def __init__(self, name: str, spec: ProgressSpec, *, live: bool | None = None):
@@ -56,6 +59,7 @@ class Display:
         self.phase: str | None = None  # what the job is doing before its first iteration
         self.phase_said = (None, 0.0)  # the phase last printed, and when
         self.building = False  # the job's log says it is building its dependency environment
+        self.started: str | None = None  # the job's log says its first iteration started: that, in words
         self.kernels: int | None = None  # numba's cached kernel files when we started looking
         self.kernels_new = 0
         self.kernels_looked = 0.0
@@ -96,6 +100,9 @@ class Display:
     def line(self, text: str) -> None:
         """One log line of the job."""
         if "Metrics -" not in text:
+            if text.startswith(STARTED_MARK):
+                self.started = text[len(STARTED_MARK):].strip()
+                return
             if text.startswith("qhybrid: building environment"):
                 self.building = True
             elif text.startswith("qhybrid: using environment") or text.startswith("qhybrid: environment"):
@@ -146,7 +153,7 @@ class Display:
         if self.bar is not None and state not in TERMINAL:
             desc = state.lower() if self.first_metric is None and not self.compile_noted else "running"
             if self.first_metric is None and self.compile_noted:
-                desc = self.phase.split(" ", 1)[0]  # building / compiling / loading
+                desc = self.phase.split(" ", 1)[0]  # building / compiling / training / loading
             self.bar.update(self.task, description=desc)
 
     def _kernel_files(self) -> int:
@@ -164,7 +171,7 @@ class Display:
         if self.kernels_new or not self.kernels:
             done = f", {self.kernels_new} so far" if self.kernels_new else ""
             return f"compiling kernels for this circuit (once; cached for later runs{done})"
-        return "loading the engine and its cached kernels"
+        return self.started or "loading the engine and its cached kernels"
 
     def close(self) -> None:
         """Show the last iteration still pending, stop the live display."""

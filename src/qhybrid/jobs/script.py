@@ -226,6 +226,12 @@ def latest_checkpoint(checkpoint_file_suffix: str = "", *, allow_pickle: bool = 
     return read_persisted(found[-1], allow_pickle=allow_pickle)
 
 
+#: The line a workload prints when its first iteration starts, followed by that iteration in words
+#: (``workloads.qml``: "training epoch 1 of 3 (...)"): the CLI's progress names the wait so until the
+#: iteration's metrics arrive, and does not show the line (it stays in the job's log)
+STARTED_MARK = "qhybrid: started "
+
+
 def log_metric(
     metric_name: str, value: float, timestamp: float | None = None, iteration_number: int | None = None
 ) -> None:
