@@ -6,7 +6,8 @@ value back into indices of its wires (``samples @ powers_of_two``, then the obse
 eigenvalues at them): ~2 ms a measurement at 1,000 shots, more than simulating a small circuit.
 Here the drawn indices are kept; an expectation value or variance of an observable takes its
 wires' bits straight from them (shifts and masks) and averages its eigenvalues there, the same
-numbers PennyLane's ``process_samples`` computes from the same draw. Samples, counts and
+numbers PennyLane's ``process_samples`` computes from the same draw. Counts of wires or of an
+observable are counted from the indices too (:mod:`.counts`). Samples and
 anything else (mid-circuit measurement values, probabilities) go through PennyLane's
 ``process_samples`` on the bits, so their formats are PennyLane's.
 """
@@ -18,6 +19,7 @@ import numpy as np
 from pennylane.measurements import CountsMP, ExpectationMP, ProbabilityMP, VarianceMP
 
 from . import engine
+from .counts import counted_from_indices, counts_dict, sub_indices
 
 
 def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool = True) -> np.ndarray:
@@ -73,15 +75,6 @@ def _bits_table(n: int) -> np.ndarray:
     return table
 
 
-def _sub_indices(indices: np.ndarray, positions, n: int) -> np.ndarray:
-    """The index of each basis state restricted to the wires at ``positions`` (in that order)."""
-    k = len(positions)
-    out = np.zeros_like(indices)
-    for j, pos in enumerate(positions):
-        out |= ((indices >> (n - 1 - pos)) & 1) << (k - 1 - j)
-    return out
-
-
 def _by_eigenvalues(mp) -> bool:
     """Whether ``mp`` is an expectation value or variance of an observable on some wires."""
     return isinstance(mp, (ExpectationMP, VarianceMP)) and mp.obs is not None and mp.mv is None \
@@ -114,7 +107,7 @@ def _eigenvalues_at(mp, diag, indices: np.ndarray, position: dict, n: int) -> np
             out += float(c) * (1 - 2 * (parity & 1))
         return out
     eig = np.asarray(engine.to_numpy(mp.eigvals()), dtype=np.float64).real
-    return eig[_sub_indices(indices, [position[w] for w in mp.wires], n)]
+    return eig[sub_indices(indices, [position[w] for w in mp.wires], n)]
 
 
 #: Measurements of one bin whose result does not depend on the order of the draws.
@@ -151,6 +144,8 @@ def sampled_results(device, tape, state, wire_order):
                                        ordered=ordered)[0]
         if _by_eigenvalues(mp):
             per_mp.append(("values", _eigenvalues_at(mp, diag, drawn[key], position, n)))
+        elif counted_from_indices(mp):
+            per_mp.append(("indices", drawn[key]))
         else:
             if key not in bits:
                 bits[key] = index_bits(drawn[key], n)
@@ -158,6 +153,7 @@ def sampled_results(device, tape, state, wire_order):
     out = []
     for lo, hi in tape.shots.bins():
         res = tuple(_statistic(mp, data[lo:hi]) if kind == "values"
+                    else counts_dict(mp, data[lo:hi], position, n) if kind == "indices"
                     else mp.process_samples(data[lo:hi], wire_order)
                     for mp, (kind, data) in zip(tape.measurements, per_mp))
         out.append(res[0] if len(res) == 1 else res)
