@@ -132,3 +132,70 @@ def test_seeded_counts_repeat():
         return qml.QNode(lambda: (_circuit(5), qml.counts())[1], dev, shots=1000)()
 
     assert run() == run()
+
+
+def test_marginal_draw_keeps_one_draw_per_basis():
+    """Expectation values, variances and counts of some wires sharing a basis are drawn from
+    those wires' marginal, once: each statistic is the one its counts give (not independent
+    draws), and all are within shot noise of the exact values."""
+    n, shots = 6, 40_000
+
+    def measure():
+        _circuit(n)
+        return (qml.expval(qml.Z(4) @ qml.Z(1)), qml.counts(wires=[4, 1]), qml.var(qml.Z(1)),
+                qml.expval(qml.X(2) @ qml.Y(5)), qml.counts(qml.X(2) @ qml.Y(5)))
+
+    e, c, v, ex, cx = qml.QNode(measure, qml.device("qhybrid.cpu", wires=n, seed=8), shots=shots)()
+    exact = qml.QNode(lambda: (_circuit(n), qml.expval(qml.Z(4) @ qml.Z(1)), qml.probs(wires=[4, 1]),
+                               qml.var(qml.Z(1)), qml.expval(qml.X(2) @ qml.Y(5)))[1:],
+                      qml.device("default.qubit", wires=n))()
+    assert list(c) == sorted(c) and sum(c.values()) == shots
+    f = {k: c.get(k, 0) / shots for k in ("00", "01", "10", "11")}
+    assert e == pytest.approx(f["00"] + f["11"] - f["01"] - f["10"], abs=1e-12)
+    z1 = f["00"] + f["10"] - f["01"] - f["11"]
+    assert v == pytest.approx(1 - z1**2, abs=1e-12)
+    assert ex == pytest.approx((cx.get(1.0, 0) - cx.get(-1.0, 0)) / shots, abs=1e-12)
+    se = 5 / np.sqrt(shots)
+    assert abs(e - exact[0]) < se and abs(ex - exact[3]) < se
+    np.testing.assert_allclose(list(f.values()), exact[1], atol=se / 2)
+
+
+@pytest.mark.parametrize("wires", [None, [3, 0], [2]])
+def test_samples_of_wires_against_pennylane_processing(wires):
+    """``qml.sample(wires=...)``: int64 bits of those wires, as default.qubit's, following the
+    probabilities; a seeded device repeats them."""
+    n, shots = 4, 20_000
+    sample = (lambda: qml.sample()) if wires is None else (lambda: qml.sample(wires=wires))
+
+    def run(name, seed):
+        return qml.QNode(lambda: (_circuit(n), sample())[1], qml.device(name, wires=n, seed=seed), shots=shots)()
+
+    ours, theirs = run("qhybrid.cpu", 2), run("default.qubit", 2)
+    k = n if wires is None else len(wires)
+    assert ours.shape == theirs.shape == ((shots, k) if k > 1 else (shots,)) or ours.shape == theirs.shape == (shots, k)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, run("qhybrid.cpu", 2))
+    probs = qml.QNode(lambda: (_circuit(n), qml.probs(wires=wires if wires else range(n)))[1],
+                      qml.device("default.qubit", wires=n))()
+    index = ours.reshape(shots, -1) @ (2 ** np.arange(k - 1, -1, -1))
+    np.testing.assert_allclose(np.bincount(index, minlength=2**k) / shots, probs, atol=5 * 0.5 / np.sqrt(shots))
+
+
+def test_mid_circuit_measurement_counts_match_default_qubit_format():
+    """Counts of a mid-circuit measurement (deferred: left to PennyLane) beside counts of wires
+    and of an observable: the same keys and types as default.qubit, totals and frequencies."""
+    shots = 20_000
+
+    def g():
+        qml.RX(1.0, 0)
+        m = qml.measure(0)
+        qml.cond(m, qml.X)(1)
+        return qml.counts(op=m), qml.counts(wires=[1]), qml.counts(qml.Z(1), all_outcomes=True)
+
+    ours = qml.QNode(g, qml.device("qhybrid.cpu", wires=3, seed=5), shots=shots, mcm_method="deferred")()
+    theirs = qml.QNode(g, qml.device("default.qubit", wires=3, seed=5), shots=shots, mcm_method="deferred")()
+    p1 = np.sin(0.5) ** 2
+    for a, b in zip(ours, theirs):
+        assert list(a) == list(b) and [type(k) for k in a] == [type(k) for k in b]
+        assert sum(a.values()) == shots
+        assert abs(list(a.values())[1] / shots - p1) < 5 * 0.5 / np.sqrt(shots)
