@@ -7,9 +7,12 @@ eigenvalues at them): ~2 ms a measurement at 1,000 shots, more than simulating a
 Here the drawn indices are kept; an expectation value or variance of an observable takes its
 wires' bits straight from them (shifts and masks) and averages its eigenvalues there, the same
 numbers PennyLane's ``process_samples`` computes from the same draw. Counts of wires or of an
-observable are counted from the indices too (:mod:`.counts`). Samples and
-anything else (mid-circuit measurement values, probabilities) go through PennyLane's
-``process_samples`` on the bits, so their formats are PennyLane's.
+observable are counted from the indices too (:mod:`.counts`), and samples of wires are the
+indices' bits; samples of observables and anything else (mid-circuit measurement values,
+probabilities) go through PennyLane's ``process_samples`` on the bits, so their formats are
+PennyLane's. When no measurement reads the order of the draws and a basis's measurements read
+only some wires, that basis's shots are drawn from those wires' marginal probabilities
+(:func:`_draw`).
 """
 from __future__ import annotations
 
