@@ -5,7 +5,8 @@ circuit (:func:`engine.layered_workload`) ending in ``qml.sample()``, ``qml.coun
 expectation values (``Z0 Z1`` and ``X`` on the last wire, one of them needing a basis change),
 ours and the peer's taking turns (:func:`engine.interleaved_medians`); ratio = peer / ours.
 The two samplers draw different bitstrings from their seeds, so the expectation values are
-compared within shot noise (five standard errors), the others by shape.
+compared within shot noise (five standard errors), samples by shape and dtype, counts by total,
+key length, order and the types of keys and counts.
 """
 from __future__ import annotations
 
@@ -67,9 +68,12 @@ def _with_measurement(circuit, kind: str, n: int):
 def _check(kind: str, outs, shots: int, n: int) -> str:
     ours, peer = outs
     if kind == "sample":
-        return "ok" if np.shape(ours) == np.shape(peer) == (shots, n) else f"shapes {np.shape(ours)} {np.shape(peer)}"
+        ok = np.shape(ours) == np.shape(peer) == (shots, n) and ours.dtype == peer.dtype
+        return "ok" if ok else f"shapes/dtypes {np.shape(ours)} {ours.dtype} {np.shape(peer)} {peer.dtype}"
     if kind == "counts":
-        ok = sum(ours.values()) == sum(peer.values()) == shots and all(len(k) == n for k in ours)
+        ok = (sum(ours.values()) == sum(peer.values()) == shots and all(len(k) == n for k in ours)
+              and list(ours) == sorted(ours) and {type(k) for k in ours} == {type(k) for k in peer}
+              and {type(v) for v in ours.values()} == {type(v) for v in peer.values()})
         return "ok" if ok else "counts differ in form"
     worst = 0.0
     for a, b in zip(ours, peer):

@@ -101,8 +101,10 @@ class TapePlan:
         ops = tape.operations
         # plain floats pass as they are (the engine reads them as numbers, and evaluates a
         # layer's rotations of plain floats in one batched call); anything else once through
-        # to_numpy (an array may carry a batch axis), a real 0-d one becoming a float
-        flat = [d if type(d) is float else _number(d) for op in ops for d in op.data]
+        # to_numpy (an array may carry a batch axis), a real 0-d one becoming a float (a numpy
+        # float64, an element of a numpy parameter array, directly: ~1 us a parameter less)
+        flat = [d if type(d) is float else float(d) if type(d) is np.float64 else _number(d)
+                for op in ops for d in op.data]
         init = None
         if self.state_prep:
             init = to_numpy(ops[0].state_vector(wire_order=list(self.wire_order))).reshape(-1, 2**self.n_wires)
