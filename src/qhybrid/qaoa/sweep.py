@@ -30,7 +30,7 @@ def popcount(m: int) -> np.ndarray:
 #: ``2**low_bits`` apart; with more rows the runs shrink to one cache line each (4 complex128 at 28
 #: nodes with 2**14-amplitude blocks), which the hardware prefetchers do not follow: measured on the
 #: 2-core Xeon, the high passes went from 6-9 ns per amplitude at 20-24 nodes to 23-39 at 28
-#: (``benchmarks/qaoa_passes.py``, the layouts side by side in /work/notes/qaoabig.md).
+#: (``benchmarks/qaoa_passes.py --block-bits 14 0``: the layout before the cap beside this one).
 HIGH_BITS = 9
 
 
