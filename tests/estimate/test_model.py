@@ -102,3 +102,20 @@ def test_the_calibration_times_a_step_past_the_cache():
     for l3, batch in ((480 * 2**20, 2), (64 * 2**20, 2), (100 * 2**20, 3)):
         n = work.qml_huge_wires(l3, batch)
         assert 2 * batch * 16 << n >= 2 * l3 and (n == 20 or 2 * batch * 16 << (n - 1) < 2 * l3)
+
+
+def test_qaoa_large_factor_is_one_where_calibrated_and_scales_past_it(calibration):
+    """Up to 21 simulated qubits (the calibration's points) the flop model stands; past them its arithmetic is
+    scaled by the measured factor (held past the last point)."""
+    from qhybrid.estimate.calibrate import local_machine
+    from qhybrid.estimate.work import qaoa_work
+
+    assert model.qaoa_large_factor(15) == model.qaoa_large_factor(21) == 1.0
+    last = model.QAOA_LARGE_FACTOR[-1]
+    assert model.qaoa_large_factor(last[0] + 5) == last[1]
+    assert model.qaoa_large_factor(24) == dict(model.QAOA_LARGE_FACTOR)[24]
+    machine = local_machine(calibration)
+    w = qaoa_work(28, 2)
+    plain = w.flops / (calibration.qaoa_parallel_large_gflops * 1e9)
+    got = model.qaoa_cpu_seconds(w, machine, calibration, simulated_qubits=27)
+    assert got == pytest.approx(plain * model.qaoa_large_factor(27), rel=0.05)  # the arithmetic, the overheads small

@@ -76,3 +76,33 @@ def test_a_first_sweep_compiles_its_kernels_before_the_entry_and_agrees():
     e, grad = sweep.run(x, grad=True, threads=1, store_limit=2**40)
     assert b.butterflies == address and abs(e - want[0]) < 1e-5
     np.testing.assert_allclose(grad, want[1], atol=1e-5, rtol=0)
+
+
+def test_layout_caps_the_high_pass_rows():
+    """Past 2**(14 + HIGH_BITS) amplitudes the blocks grow, the high pass keeps 2**HIGH_BITS rows and
+    its tiles' runs stay 32 amplitudes long (complex128); below, the cache-sized blocks are kept."""
+    from qhybrid.qaoa.sweep import HIGH_BITS
+
+    assert layout(23, "complex128")[:2] == (14, 32)  # 24 Max-Cut nodes: as before the cap
+    for ne in range(14 + HIGH_BITS + 1, 34):
+        k, w, _ = layout(ne, "complex128")
+        assert ne - k == HIGH_BITS and w == 32
+    assert layout(18, "complex128", high_bits=2)[0] == 16  # the test knob: the high pass's bits
+    assert layout(18, "complex128", block_bits=6, high_bits=2)[0] == 6  # block_bits decides first
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_large_blocks_few_rows_match_the_reference(stored):
+    """The capped layout's shape at a small size: 2**16-amplitude blocks (the low pass's butterflies at
+    strides compiled only in their run-time form) and a high pass of 4 rows, against the torch reference."""
+    g = random_graph(19, 28, seed=5)
+    x = np.random.default_rng(2).uniform(-1, 1, size=(2, 2))
+    sweep = FusedSweep(cost_diagonal(g, "maxcut"), symmetric=True, dtype="complex128", high_bits=2)
+    assert (sweep.buffers.low_bits, sweep.buffers.rows) == (16, 4)
+    e, grad = sweep.run(x, grad=True, threads=2, store_limit=2**40 if stored else 0)
+    ref = QAOA(g, backend="torch")
+    e0, g0 = ref.energy_and_grad(x)
+    assert abs(e - e0) < 1e-10 * max(1.0, abs(e0))
+    np.testing.assert_allclose(grad, g0, atol=1e-10 * max(1.0, abs(e0)), rtol=0)
+    sweep.run(x, grad=False, threads=2, store_limit=0)
+    np.testing.assert_allclose(sweep.final_state(), ref.state(x), atol=1e-12, rtol=0)

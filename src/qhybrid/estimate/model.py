@@ -54,8 +54,31 @@ def _memory_seconds(bytes_, working_set, machine, threads: int = 1) -> float:
     return bytes_ / (machine.bandwidth_gbs * 1e9)
 
 
+#: ``(simulated qubits, factor)``: past the calibration's largest point (21 simulated qubits), one energy+gradient's
+#: measured time per simulated amplitude over what its flop count at the rate measured at 21 says, p = 2 (the job's):
+#: ``(t(m) / 2**m) / (t(21) / 2**21)`` over ``(flops(m) / 2**m) / (flops(21) / 2**21)``. The flop count's
+#: un-apply sweep (past 23 simulated qubits at p = 2: the stored states no longer fit ``STORE_BUDGET``)
+#: counts twice the backward butterflies, which cost less than that; the larger blocks past 23 (``qaoa.sweep.HIGH_BITS``)
+#: make the low passes dearer. Measured on the 2-core Xeon, 2026-12-02, ``benchmarks/qaoa_passes.py``
+#: (22 nodes 33.6 and 32.9 ns per amplitude in two runs; 24: 36.2, 25: 42.0, 26: 41.8, 27: 52.3, 28: 52.8,
+#: 29: 53.7, each over its own run's 22), interpolated, held past the last point (30 nodes: not measured).
+QAOA_LARGE_FACTOR = ((21, 1.0), (23, 1.0), (24, 0.79), (25, 0.74), (26, 0.92), (27, 0.88), (28, 0.87))
+
+
+def qaoa_large_factor(simulated_qubits: int) -> float:
+    """:data:`QAOA_LARGE_FACTOR` at ``simulated_qubits`` (1 up to 21; linear between the points, held after)."""
+    points = QAOA_LARGE_FACTOR
+    if simulated_qubits >= points[-1][0]:
+        return points[-1][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if simulated_qubits <= x1:
+            return _between(simulated_qubits, x0, y0, x1, y1)
+    return 1.0  # pragma: no cover - the points end at the last one
+
+
 def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
-    """One QAOA energy+gradient with the fused numba sweep (one thread up to 16 simulated qubits)."""
+    """One QAOA energy+gradient with the fused numba sweep (one thread up to 16 simulated qubits; past 21
+    simulated qubits the arithmetic scaled by :func:`qaoa_large_factor`)."""
     from qhybrid.qaoa.memory import SERIAL_BITS
 
     core = _core_ratio(machine, cal)
@@ -67,7 +90,7 @@ def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:
                 if simulated_qubits <= 19 else
                 _between(simulated_qubits, 19, cal.qaoa_parallel_gflops, 21, cal.qaoa_parallel_large_gflops))
         rate = here * machine.peak_gflops / cal.peak_gflops
-    compute = work.flops / (rate * 1e9)
+    compute = work.flops / (rate * 1e9) * qaoa_large_factor(simulated_qubits)
     memory = _memory_seconds(work.bytes, work.working_set_bytes, machine, 1 if serial else machine.cores)
     return (cal.qaoa_iteration_s + work.calls * cal.qaoa_call_s) / core + max(compute, memory)
 

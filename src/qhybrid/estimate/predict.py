@@ -19,7 +19,7 @@ from qhybrid.errors import SpecError
 from qhybrid.estimate import gpu as gpu_model
 from qhybrid.estimate import work
 from qhybrid.estimate.calibrate import local_calibration, local_machine
-from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, work_units
+from qhybrid.estimate.counting import counted_iterations, expected_run, iteration_note, qaoa_ending_units, work_units
 from qhybrid.estimate.hardware import instance_machine
 from qhybrid.estimate.history import script_history
 from qhybrid.estimate.model import _core_ratio
@@ -305,7 +305,8 @@ def _estimate(job: _Job, instance_type: str, instance_count: int, *, instances, 
     expected = expected_run(job)
     iterations = counted_iterations(job, expected)
     units = work_units(job, expected)  # QAOA's include the final evaluation, which is no optimizer step
-    per_step = None if not iterations or units is None else (units - (job.workload == "qaoa")) / iterations
+    ending = qaoa_ending_units(job.settings, expected) if job.workload == "qaoa" else 0
+    per_step = None if not iterations or units is None else (units - ending) / iterations
     load = (units, per_step)
     counted = iteration_note(job, expected)
     insts = _targets(instances, gpu, cpu)

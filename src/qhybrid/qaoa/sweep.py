@@ -25,14 +25,30 @@ def popcount(m: int) -> np.ndarray:
     return pop
 
 
+#: Bits of the high pass at most (``2**HIGH_BITS`` rows a tile) when no block_bits is given: a larger
+#: state grows its blocks instead. Each tile row is a run of ``tile_width`` amplitudes gathered from
+#: ``2**low_bits`` apart; with more rows the runs shrink to one cache line each (4 complex128 at 28
+#: nodes with 2**14-amplitude blocks), which the hardware prefetchers do not follow: measured on the
+#: 2-core Xeon, the high passes went from 6-9 ns per amplitude at 20-24 nodes to 23-39 at 28
+#: (``benchmarks/qaoa_passes.py --block-bits 14 0``: the layout before the cap beside this one).
+HIGH_BITS = 9
+
+
 def layout(n_eff: int, dtype: str, *, block_bits: int | None = None,
-           tile_width: int | None = None) -> tuple[int, int, int]:
+           tile_width: int | None = None, high_bits: int | None = None) -> tuple[int, int, int]:
     """``(low_bits, tile_width, threads)`` for a ``2**n_eff``-amplitude state: ``2**low_bits``
     amplitudes a block (the low pass), tiles of ``tile_width`` columns (the high pass) and the
-    engine's thread count (rows of tile scratch)."""
+    engine's thread count (rows of tile scratch). Without ``block_bits`` the blocks grow past
+    their cache-sized default so that the high pass has at most :data:`HIGH_BITS` bits;
+    ``high_bits`` sets the high pass's bits instead (tests: large blocks at small sizes)."""
     from qhybrid.qaoa import numba_kernels as nk
 
-    kmax = block_bits or (14 if dtype == "complex128" else 15)
+    if block_bits:
+        kmax = block_bits
+    elif high_bits:
+        kmax = n_eff - high_bits
+    else:
+        kmax = max(14 if dtype == "complex128" else 15, n_eff - HIGH_BITS)
     k = n_eff if n_eff <= 4 else min(kmax, n_eff - 2)
     nt = nk.num_threads()
     item = memory.state_bytes(0, dtype)
@@ -76,14 +92,14 @@ class Buffers:
 
 
 def plan(diagonal: CostDiagonal, *, symmetric: bool, dtype: str, block_bits: int | None = None,
-         tile_width: int | None = None) -> Buffers:
+         tile_width: int | None = None, high_bits: int | None = None) -> Buffers:
     """The layout and the buffers of ``diagonal``'s sweep (numpy allocations: large ones are
     madvised for transparent huge pages, fewer TLB misses in the strided high passes)."""
     from qhybrid.sim import walsh
 
     n = diagonal.n
     ne = n - 1 if symmetric else n
-    k, w, nt = layout(ne, dtype, block_bits=block_bits, tile_width=tile_width)
+    k, w, nt = layout(ne, dtype, block_bits=block_bits, tile_width=tile_width, high_bits=high_bits)
     half = 2**ne
     cplx, real = _NUMPY[dtype]
     psi, lam = np.empty(half, dtype=cplx), np.empty(half, dtype=cplx)
@@ -141,14 +157,14 @@ class FusedSweep:
         diagonal: the cost diagonal.
         symmetric: simulate only the half with wire 0 = 0 (Max-Cut's bit-flip symmetry).
         dtype: ``"complex128"`` or ``"complex64"``.
-        block_bits, tile_width: layout overrides (tests; None picks them from the cache sizes).
+        block_bits, tile_width, high_bits: layout overrides (tests; None picks them from the cache sizes).
     """
 
     def __init__(self, diagonal: CostDiagonal, *, symmetric: bool, dtype: str,
-                 block_bits: int | None = None, tile_width: int | None = None):
+                 block_bits: int | None = None, tile_width: int | None = None, high_bits: int | None = None):
         self.n, self.dtype = diagonal.n, dtype
         self.buffers = plan(diagonal, symmetric=symmetric, dtype=dtype, block_bits=block_bits,
-                            tile_width=tile_width)
+                            tile_width=tile_width, high_bits=high_bits)
 
     def threads(self, serial_bits: int) -> int:
         """Threads a sweep's kernels run on: one for states of at most ``2**serial_bits``
@@ -324,10 +340,11 @@ class NumbaQAOA:
     SERIAL_BITS = memory.SERIAL_BITS
 
     def __init__(self, diagonal: CostDiagonal, *, dtype: str, symmetric: bool, memory_limit: int | None = None,
-                 block_bits: int | None = None, tile_width: int | None = None):
+                 block_bits: int | None = None, tile_width: int | None = None, high_bits: int | None = None):
         self.diagonal, self.dtype, self.symmetric = diagonal, dtype, symmetric
         self.n = diagonal.n
-        self._limit, self._layout = memory_limit, dict(block_bits=block_bits, tile_width=tile_width)
+        self._limit = memory_limit
+        self._layout = dict(block_bits=block_bits, tile_width=tile_width, high_bits=high_bits)
         self._sweep = None
 
     def fused(self) -> FusedSweep:
