@@ -12,6 +12,7 @@ import pytest
 
 import qhybrid.workloads.qaoa as workload
 from qhybrid.errors import SpecError
+from qhybrid.jobs.script import STARTED_MARK
 from qhybrid.submit import Job
 
 SOURCE = str(Path(workload.__file__))
@@ -65,6 +66,12 @@ def test_subprocess_job():
     result = job.wait(timeout=120).result()
     assert KEYS - {"best_cut"} <= set(result) and result["problem"] == "maxclique"
     assert "clique" in result["summary"]
+    # what the progress names before the first metrics (cli.workload.Display): preparing, then running
+    lines = job.logs().splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith(STARTED_MARK)]
+    first_metric = next(i for i, line in enumerate(lines) if "Metrics -" in line)
+    assert [lines[i][len(STARTED_MARK):].split()[0] for i in marks] == ["preparing", "running"]
+    assert marks[-1] < first_metric
 
 
 def test_fast_path_equals_pennylane_trajectory():

@@ -9,6 +9,7 @@ import torch
 import qhybrid.workloads.qml as workload
 from qhybrid.errors import SpecError
 from qhybrid.jobs import store
+from qhybrid.jobs.script import STARTED_MARK
 from qhybrid.submit import Job
 
 CPU = "local:qhybrid/qhybrid.cpu"
@@ -92,6 +93,10 @@ def test_single_process_job_logs_saves_and_checkpoints():
     assert metrics["val_accuracy"] == result["val_accuracies"] and metrics["val_accuracy"][-1] == result["accuracy"]
     assert len(metrics["train_accuracy"]) == 3 and len(metrics["epoch_seconds"]) == 3
     assert "Accuracy" not in metrics
+    lines = job.logs().splitlines()
+    marks = [line for line in lines if line.startswith(STARTED_MARK)]
+    assert marks == [f"{STARTED_MARK}training epoch 1 of 3 (18 samples; metrics at its end)"]
+    assert lines.index(marks[0]) < next(i for i, line in enumerate(lines) if "Metrics -" in line)
     folder = store.job_dir(job.name)
     state = torch.load(folder / "results" / "model.pt")
     assert set(state) >= {"qlayer.w_layer1", "qlayer.w_layer2", "qlayer.rotation", "input_layer.weight"}
