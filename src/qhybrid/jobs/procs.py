@@ -212,17 +212,17 @@ def end_descendants(grace: float = 1.0, *, keep=(), spare=(), rounds: int = 20) 
     ``spare``: pids that are not the job's (the caller's own children, for an in-process job),
     left running and unreaped with everything under them. Returns how many were found."""
     keep = set(keep) | set(spare)
-    found = 0
+    found = set()  # (pid, start): one killed in a round may still be listed in the next (not yet reaped)
     for _ in range(rounds):
         victims = descendants(spare=spare)
         if not victims:
             break
-        found += len(victims)
+        found.update((pid, start) for pid, start in victims)
         kill_pids(victims, grace=grace)
         grace = 0.2
         reap_orphans(keep)
     reap_orphans(keep)
-    return found
+    return len(found)
 
 
 def reap_orphans(keep=()) -> None:
