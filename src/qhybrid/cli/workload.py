@@ -12,7 +12,6 @@ from qhybrid.jobs.script import STARTED_MARK
 
 METRIC = re.compile(r"(\w+)=([-+0-9.eE]+|nan|inf);")
 COMPILE_AFTER_S = 1.0  # no first iteration after this long: say what the job is doing
-
 STILL_EVERY_S = 15.0  # and again every this long, piped (a live bar shows its elapsed time)
 KERNEL_LOOK_S = 2.0  # how often numba's kernel cache is counted while waiting
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
@@ -44,7 +43,7 @@ class Display:
 
     Every wait past ``COMPILE_AFTER_S`` before the first iteration is named (``_phase``): building
     the job's dependency environment, compiling kernels (numba's cache growing), running its first
-    iteration (once the job says so: ``STARTED_MARK``), or loading the engine and its cached kernels;
+    iteration (once the job says so: ``jobs.script.say_started``), or loading the engine and its cached kernels;
     piped, a line at each change and every ``STILL_EVERY_S``.
     """
 

@@ -79,7 +79,7 @@ class Calibration:
     # the QAOA job's iteration (wall-clock, in a short real job) over the one measure_qaoa times, 1..cores
     # (.calibrate_job.measure_qaoa_in_job); 1 where not measured
     qaoa_job_factor: float = 1.0
-    # per busy thread with the states past the last-level cache (calibrate_qml.huge_rate): the QML
+    # per busy thread with the states past the last-level cache (calibrate_qml.measure_qml): the QML
     # rate past 16 wires there (model._qml_rate_per_thread); 0 where not measured (16 wires' is held)
     qml_huge_gflops: float = 0.0
 

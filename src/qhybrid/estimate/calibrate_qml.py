@@ -90,10 +90,11 @@ def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cach
     another batch the threads they would get. An evaluation's fixed part is its time at 4 wires
     less its arithmetic there (at the 8-wire rate, which the model holds below 8), hand-offs and copies.
     """
+    parts = dict(wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=l3_bytes,
+                 fresh_s_per_gb=fresh_s_per_gb)
+
     def fixed(work, n, batch, forward=False):
-        return qml_fixed_seconds(work, n_wires=n, batch=batch, threads=cores, wake_s=wake_s, submit_s=submit_s,
-                                 cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=l3_bytes,
-                                 fresh_s_per_gb=fresh_s_per_gb, forward=forward)
+        return qml_fixed_seconds(work, n_wires=n, batch=batch, threads=cores, forward=forward, **parts)
 
     def rest(n):  # the step less its parts that do not shrink with threads
         return times[n] - fixed(qml_work(n, QML_BATCH), n, QML_BATCH)
@@ -101,8 +102,7 @@ def qml_figures(times: dict, *, cores: int, wake_s: float, submit_s: float, cach
     tiny, first = qml_work(QML_SIZES[0], QML_BATCH), qml_work(QML_SIZES[1], QML_BATCH)
     rate = first.flops / max(1e-9, rest(QML_SIZES[1]) - rest(QML_SIZES[0]))  # the smallest state's own rate
     step_s = max(0.0, rest(QML_SIZES[0]) - tiny.flops / rate)
-    rates = [qml_work(n, QML_BATCH).flops / max(1e-9, rest(n) - step_s) / qml_threads(n, QML_BATCH, cores) / 1e9
-             for n in QML_SIZES[1:]]
+    rates = [rate_per_thread(times[n], n, QML_BATCH, step_s=step_s, cores=cores, **parts) for n in QML_SIZES[1:]]
     ev = qml_eval_work(QML_SIZES[0], QML_EVAL)
     eval_fixed = max(0.0, eval_s - fixed(ev, QML_SIZES[0], QML_EVAL, True) - ev.flops / (rates[0] * 1e9))
     return (step_s, *rates, eval_fixed)
@@ -118,21 +118,21 @@ def measure_fresh(mib: int = 64) -> float:
     return _best(lambda: torch.bmm(head.conj(), head.transpose(1, 2)), repeats=3) / (state.nbytes / 1e9)
 
 
-def huge_rate(seconds: float, *, n_wires: int, batch: int, step_s: float, cores: int, wake_s: float,
-              submit_s: float, cache_gbs: float, dram_gbs: float, l3_bytes: int, fresh_s_per_gb: float) -> float:
-    """GFLOP/s per busy thread of a DressedQNN step of ``batch`` samples at ``n_wires`` that took
-    ``seconds`` (less the fixed step ``step_s`` and the parts that do not shrink with threads)."""
+def rate_per_thread(seconds: float, n_wires: int, batch: int, *, step_s: float, cores: int, **parts) -> float:
+    """GFLOP/s per busy thread of a DressedQNN step of ``batch`` samples at ``n_wires`` on ``cores`` threads
+    that took ``seconds``: its arithmetic over the step less the fixed step ``step_s`` and the parts that
+    do not shrink with threads (:func:`~qhybrid.estimate.model.qml_fixed_seconds` of ``parts``), divided
+    by the threads the kernels kept busy."""
     w = qml_work(n_wires, batch)
-    fixed = qml_fixed_seconds(w, n_wires=n_wires, batch=batch, threads=cores, wake_s=wake_s, submit_s=submit_s,
-                              cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=l3_bytes, fresh_s_per_gb=fresh_s_per_gb)
-    return w.flops / max(1e-9, seconds - step_s - fixed) / qml_threads(n_wires, batch, cores) / 1e9
+    fixed = qml_fixed_seconds(w, n_wires=n_wires, batch=batch, threads=cores, **parts)
+    return w.flops / max(1e-9, seconds - fixed - step_s) / qml_threads(n_wires, batch, cores) / 1e9
 
 
 def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1e9,
                 dram_gbs: float = 1e9) -> tuple[float, ...]:
     """:func:`qml_figures` of the QML job's training step (batch 16) timed at each of QML_SIZES here, and of
     its evaluation (QML_EVAL samples) at the smallest, on the job's threads (``workloads.qml.set_threads``);
-    then :func:`measure_fresh`, and the rate per busy thread past the last-level cache (:func:`huge_rate` of a
+    then :func:`measure_fresh`, and the rate per busy thread past the last-level cache (:func:`rate_per_thread` of a
     step at :func:`~qhybrid.estimate.work.qml_huge_wires`, one sample a thread: a few seconds)."""
     import torch
 
@@ -155,7 +155,7 @@ def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1
     n = qml_huge_wires(local_l3_bytes(), batch)
     step = qml_step(DressedQNN(n, generator=torch.Generator().manual_seed(0)), batch)
     step()  # the state buffers: mapped and faulted in once, as a job's first step does
-    huge = huge_rate(_best(step, repeats=2), n_wires=n, batch=batch, step_s=figures[0], cores=cores, wake_s=wake_s,
-                     submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(),
-                     fresh_s_per_gb=fresh)
+    huge = rate_per_thread(_best(step, repeats=2), n, batch, step_s=figures[0], cores=cores, wake_s=wake_s,
+                           submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(),
+                           fresh_s_per_gb=fresh)
     return (*figures, fresh, huge)

@@ -99,7 +99,7 @@ def _qml_rate_per_thread(cal, n_wires: int, *, past_cache: bool = False) -> floa
     """This machine's DressedQNN GFLOP/s per busy thread at ``n_wires``: log-interpolated between the
     sizes measured (8, 10, 12, 16 wires), held beyond them; past 16 wires with the chunk's states
     larger than the last-level cache (``past_cache``), the rate measured there (``qml_huge_gflops``,
-    :func:`qhybrid.estimate.calibrate_qml.huge_rate`) where it is measured and lower."""
+    :func:`qhybrid.estimate.calibrate_qml.rate_per_thread`) where it is measured and lower."""
     import math
 
     points = ((8, cal.qml_small_gflops), (10, cal.qml_mid_gflops), (12, cal.qml_gflops), (16, cal.qml_large_gflops))
@@ -108,7 +108,7 @@ def _qml_rate_per_thread(cal, n_wires: int, *, past_cache: bool = False) -> floa
     for (x0, y0), (x1, y1) in zip(points, points[1:]):
         if n_wires <= x1:
             return math.exp(_between(n_wires, x0, math.log(max(y0, 1e-9)), x1, math.log(max(y1, 1e-9))))
-    huge = getattr(cal, "qml_huge_gflops", 0.0)
+    huge = cal.qml_huge_gflops
     return min(points[-1][1], huge) if past_cache and huge > 0 else points[-1][1]
 
 

@@ -226,10 +226,15 @@ def latest_checkpoint(checkpoint_file_suffix: str = "", *, allow_pickle: bool = 
     return read_persisted(found[-1], allow_pickle=allow_pickle)
 
 
-#: The line a workload prints when its first iteration starts, followed by that iteration in words
-#: (``workloads.qml``: "training epoch 1 of 3 (...)"): the CLI's progress names the wait so until the
-#: iteration's metrics arrive, and does not show the line (it stays in the job's log)
+#: How a line of :func:`say_started` begins (the CLI's progress looks for it)
 STARTED_MARK = "qhybrid: started "
+
+
+def say_started(what: str) -> None:
+    """Tell the job's log what the job started, before its first iteration's metrics (``workloads.qml``:
+    "training epoch 1 of 3 (...)"): the CLI's progress names the wait so (not "loading the engine")
+    and does not show the line, which stays in the job's log."""
+    print(f"{STARTED_MARK}{what}", flush=True)
 
 
 def log_metric(

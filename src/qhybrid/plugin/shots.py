@@ -39,9 +39,14 @@ def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool 
     Returns:
         int64 indices, wire 0 the most significant bit.
     """
-    if not isinstance(state, np.ndarray):  # a torch tensor: numpy's view of it (torch's elementwise
-        state = state.detach().cpu().resolve_conj().numpy()  # ops on small tensors cost ms on 2 busy cores)
+    state = _numpy(state)
     return draw_indices(np.asarray(state.real**2 + state.imag**2, dtype=np.float64), shots, rng, ordered=ordered)
+
+
+def _numpy(state) -> np.ndarray:
+    """``state`` as a numpy array: a torch tensor's numpy view (torch's elementwise ops on small
+    tensors cost ms on 2 busy cores), an array as it is."""
+    return state if isinstance(state, np.ndarray) else state.detach().cpu().resolve_conj().numpy()
 
 
 def draw_indices(p: np.ndarray, shots: int, rng: np.random.Generator, *, ordered: bool = True) -> np.ndarray:
@@ -135,7 +140,7 @@ def _rotated(device, state, gates, wire_order):
     ~0.3 ms against ~7 ms through the engine's torch steps), else the device's rotation."""
     if not gates or device._torch_device != "cpu":
         return device._rotated(state, gates, wire_order)
-    st = state if isinstance(state, np.ndarray) else state.detach().resolve_conj().numpy()
+    st = _numpy(state)
     wire_map = {w: i for i, w in enumerate(wire_order)}
     n = st.shape[1].bit_length() - 1
     rot = engine.Circuit(n, tuple(engine.convert_op(g, wire_map) for g in gates), (), st)
@@ -173,8 +178,7 @@ def _draw(device, state, diag, mps, *, wire_order, shots: int, ordered: bool):
     read = None if ordered else _marginal_wires(mps, wire_order)
     if read is None or len(read) == len(wire_order):
         return basis_indices(st, shots, device._rng, ordered=ordered)[0], position, len(position)
-    if not isinstance(st, np.ndarray):
-        st = st.detach().cpu().resolve_conj().numpy()
+    st = _numpy(st)
     n = len(position)
     p = np.asarray(st.real**2 + st.imag**2, dtype=np.float64).reshape((2,) * n)
     keep = {position[w] for w in read}

@@ -41,7 +41,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass
 
 from qhybrid.devices import Target, require_cuda, resolve
-from qhybrid.jobs.script import STARTED_MARK
+from qhybrid.jobs.script import say_started
 from qhybrid.errors import SpecError
 from qhybrid.workloads.qaoa_graph import load_graph, networkx_graph, read_graph  # noqa: F401  (read_graph: pre-flight's)
 
@@ -356,9 +356,9 @@ def _run(settings: Settings, *, target: Target, graph, numba: bool) -> dict:
     _set_threads(torch_too=not numba)
     graph = load_graph(settings, jobs.input_dir("input-graph")) if graph is None else as_graph(graph)
     # the progress's phases until the first iteration's metrics (a 30-node job: ~50 s, then ~160 s)
-    print(f"{STARTED_MARK}preparing the {graph.n_nodes}-node problem (cost diagonal, state buffers)", flush=True)
+    say_started(f"preparing the {graph.n_nodes}-node problem (cost diagonal, state buffers)")
     sim = make_simulator(graph, settings, target)
-    print(f"{STARTED_MARK}running the first iteration (metrics at its end)", flush=True)
+    say_started("running the first iteration (metrics at its end)")
 
     checkpoints = _Checkpoints()
 

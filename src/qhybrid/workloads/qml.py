@@ -50,7 +50,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from qhybrid.devices import Target, resolve, torch_device
-from qhybrid.jobs.script import STARTED_MARK
+from qhybrid.jobs.script import say_started
 from qhybrid.workloads.qml_checkpoint import plain, unplain  # noqa: F401 - the checkpoint's format
 from qhybrid.workloads.qml_settings import (  # noqa: F401 - the job's settings and checks
     DEFAULTS, DTYPE_NAMES, Settings, check_world, memory_share, parse_settings, preflight, split)
@@ -229,8 +229,7 @@ def _train(settings: Settings, *, device_string: str, target: Target, data_path=
     loader = DataLoader(dataset, batch_size=local_batch, sampler=sampler)
     train_chunks: list = []
     if rank == 0 and start_epoch <= settings.epochs:  # the display's phase until the epoch's metrics
-        print(f"{STARTED_MARK}training epoch {start_epoch} of {settings.epochs} ({len(y)} samples; "
-              "metrics at its end)", flush=True)
+        say_started(f"training epoch {start_epoch} of {settings.epochs} ({len(y)} samples; metrics at its end)")
     for epoch in range(start_epoch, settings.epochs + 1):
         sampler.set_epoch(epoch)
         began = time.perf_counter()
