@@ -168,10 +168,11 @@ def _recalibrated(cal, workload: str):
         iteration, call, serial, small, mid, large = isolated("calibrate.measure_qaoa")
         return replace(cal, qaoa_iteration_s=iteration, qaoa_call_s=call, qaoa_serial_gflops=serial,
                        qaoa_parallel_small_gflops=small, qaoa_parallel_gflops=mid, qaoa_parallel_large_gflops=large)
-    step, small, mid, rate, large, ev, fresh = isolated("calibrate_qml.measure_qml", cal.pool_wake_s, cal.pool_submit_s,
-                                                        cal.cache_bandwidth_gbs, cal.thread_bandwidth_gbs)
+    step, small, mid, rate, large, ev, fresh, huge, touch = isolated(
+        "calibrate_qml.measure_qml", cal.pool_wake_s, cal.pool_submit_s, cal.cache_bandwidth_gbs, cal.thread_bandwidth_gbs)
     return replace(cal, qml_step_s=step, qml_small_gflops=small, qml_mid_gflops=mid, qml_gflops=rate,
-                   qml_large_gflops=large, qml_eval_s=ev, fresh_s_per_gb=fresh)
+                   qml_large_gflops=large, qml_eval_s=ev, fresh_s_per_gb=fresh, qml_huge_gflops=huge,
+                   touch_s_per_gb=touch)
 
 
 def accuracy(quick: bool, interleave: bool, which: str = "all") -> list[dict]:

@@ -13,7 +13,7 @@ def test_bandwidth_probe_measures_something():
 
 
 MEASURED = {"calibrate.measure_qaoa": [1e-4, 2e-5, 3.0, 5.0, 6.0, 6.5], "calibrate.measure_dispatch": [2e-5, 5e-6],
-            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25, 6.0],
+            "calibrate_qml.measure_qml": [3e-3, 5.0, 2.0, 9.0, 7.0, 1e-3, 1.25, 6.0, 2.5],
             "calibrate_job.measure_qaoa_parts": [2e-9, 4e-10, 5e-8], "calibrate_job.measure_startup": 1.75,
             "calibrate_job.measure_qaoa_in_job": 1.4}
 ASKED = ["calibrate.measure_qaoa", "calibrate.measure_dispatch", "calibrate_qml.measure_qml",
@@ -48,6 +48,7 @@ def test_calibration_is_cached_by_machine_and_read_back(fake_measurements, _isol
     assert (first.job_start_qaoa_s, first.job_start_qml_s, first.qaoa_diagonal_s, first.qaoa_ending_s) == (
         1.75, 1.75, 2e-9, 5e-8)
     assert first.qaoa_job_factor == 1.4
+    assert (first.fresh_s_per_gb, first.qml_huge_gflops, first.touch_s_per_gb) == (1.25, 6.0, 2.5)
 
     again = calibrate.local_calibration()  # from the cache: nothing measured
     assert again == first and len(measured) == len(ASKED)

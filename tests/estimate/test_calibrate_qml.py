@@ -29,3 +29,4 @@ def test_qml_step_is_the_jobs_training_step(monkeypatch):
 
 def test_fresh_temporaries_cost_something():
     assert 0 < calibrate_qml.measure_fresh(mib=40) < 100  # seconds per GB: page faults, not free, not stalled
+    assert 0 < calibrate_qml.measure_touch(mib=32, pieces=2) < 100  # the layer's buffers' first touch

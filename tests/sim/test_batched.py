@@ -140,3 +140,33 @@ def test_lock_names_and_a_bad_kernel_name():
     assert batched.lock_name("batched_factor_gradients", np.complex64) == "batched_factor_gradients-float32"
     with pytest.raises(ValueError, match="valid are batched_product"):
         batched.compile_kernel("batched_nothing", np.float64)
+
+
+def test_a_kernels_first_real_call_runs_outside_the_compile_lock(monkeypatch):
+    """Only the two-wire load call runs under kernel_cache.compiling: the caller's own call (at 26
+    wires, gigabytes faulted in) must not hold another rank waiting."""
+    import contextlib
+
+    held, seen = [], []
+
+    @contextlib.contextmanager
+    def compiling(name):
+        held.append(name)
+        yield
+        held.remove(name)
+
+    real_each = batched._each
+
+    def each(planes, *args):
+        seen.append((planes.shape[2], tuple(held)))
+        return real_each(planes, *args)
+
+    monkeypatch.setattr(batched.kernel_cache, "compiling", compiling)
+    monkeypatch.setattr(batched, "_each", each)
+    monkeypatch.setattr(batched, "_USED", set())
+    state = _states(2, N, torch.complex128)
+    planes = _planes(state)
+    factors = np.full((2, N, 2), 2 ** -0.5, np.complex128)
+    batched.product(planes, factors)
+    batched.product(planes, factors)
+    assert seen == [(4, ("batched_product-float64",)), (1 << N, ()), (1 << N, ())]

@@ -157,7 +157,9 @@ def test_data_parallel_job_follows_single_process_and_only_rank_0_writes():
     assert result["world_size"] == 2
     torch.testing.assert_close(torch.tensor(result["losses"]), torch.tensor(single["losses"]),
                                atol=1e-10, rtol=0)
-    assert result["accuracy"] == single["accuracy"]
+    assert result["accuracy"] == single["accuracy"]  # the held-out samples shared out between the ranks
+    assert result["val_loss"] == pytest.approx(single["val_loss"], abs=1e-12)
+    assert result["val_accuracies"] == single["val_accuracies"]
     assert job.metrics(metric_type="iteration_number")["Loss"] == result["losses"]
     assert not job.metrics(rank=1)  # rank 1 logged nothing
     checkpoints = list((store.job_dir(job.name) / "checkpoints").iterdir())
@@ -241,3 +243,26 @@ def test_set_threads_gives_the_engine_the_threads_and_torch_one():
     assert torch.get_num_threads() == 2
     workload.set_threads(CPU)
     assert torch.get_num_threads() == 1 and numba.get_num_threads() == min(2, numba.config.NUMBA_NUM_THREADS)
+
+
+def test_a_rank_past_the_last_held_out_sample_adds_nothing():
+    """evaluate()'s shares without processes: the ranks' sums, put together, are the whole set's."""
+    from unittest import mock
+
+    from qhybrid.workloads.qml import evaluate
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 1, dtype=torch.float64), torch.nn.Flatten(0))
+    X, y = torch.rand(3, 5, dtype=torch.float64), torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+    whole = evaluate(model, X, y, torch.device("cpu"))
+    shares = []
+
+    def keep(totals):
+        shares.append(totals.clone())
+
+    with mock.patch("torch.distributed.all_reduce", side_effect=keep):
+        for rank in range(4):  # 4 ranks, 3 samples: rank 3 evaluates none
+            evaluate(model, X, y, torch.device("cpu"), world=4, rank=rank)
+    assert shares[3].tolist() == [0.0, 0.0, 0.0]
+    loss, hits, count = sum(shares).tolist()
+    assert count == 3 and (loss / count, hits / count) == pytest.approx(whole, abs=1e-15)

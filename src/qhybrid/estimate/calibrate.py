@@ -34,7 +34,7 @@ from qhybrid.estimate.work import qaoa_work
 from qhybrid.devices import local_gpus
 from qhybrid.jobs.instances import local_cores
 
-VERSION = 8
+VERSION = 9
 QAOA_SMALL = ((10, 1), (10, 3), (16, 2))  # (qubits, p): overheads per iteration and per call; one-thread rate
 QAOA_SIZES = (18, 20, 22)  # all threads, in and past L3 (p = 2)
 CACHE_MIB = 4  # the cache-resident bandwidth's array: past L2, well inside L3 (at most a quarter of it)
@@ -82,6 +82,9 @@ class Calibration:
     # per busy thread with the states past the last-level cache (calibrate_qml.measure_qml): the QML
     # rate past 16 wires there (model._qml_rate_per_thread); 0 where not measured (16 wires' is held)
     qml_huge_gflops: float = 0.0
+    # the first touch of the QML layer's state buffers, per GB (calibrate_qml.measure_touch); 0 where not
+    # measured (fresh_s_per_gb is taken)
+    touch_s_per_gb: float = 0.0
 
 
 def cache_path() -> Path:
@@ -285,6 +288,7 @@ NOMINAL = {
     "qml_huge_gflops": 0.186,  # 0.75 x the 16-wire rate, as past the L3 on the 2-core Xeon of 2026-12-02
     "qaoa_iteration_s": 9e-5, "qaoa_call_s": 1.1e-5, "qml_step_s": 3.4e-3, "qml_eval_s": 1.2e-3, "pool_wake_s": 3e-5,
     "pool_submit_s": 6e-6, "fresh_s_per_gb": 1.2, "job_start_qaoa_s": 1.6, "job_start_qml_s": 3.5,
+    "touch_s_per_gb": 0.4,  # ~ a 4 KiB first touch on the 2-core Xeon (0.32 s/GB); its VM's huge pages took 2-2.7
     "qaoa_diagonal_s": 2.5e-9, "qaoa_first_s_per_byte": 5e-10, "qaoa_ending_s": 6e-8,
 }
 NOMINAL_GHZ = 2.45
@@ -326,7 +330,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
     cache = measure_bandwidth(cache_mib())
     iteration, call, serial, parallel_small, parallel, parallel_large = isolated("calibrate.measure_qaoa")
     wake, submit = isolated("calibrate.measure_dispatch")
-    step_s, qml_small, qml_mid, qml_rate, qml_large, eval_s, fresh, qml_huge = isolated(
+    step_s, qml_small, qml_mid, qml_rate, qml_large, eval_s, fresh, qml_huge, touch = isolated(
         "calibrate_qml.measure_qml", wake, submit, cache, one)
     diagonal, first, ending = isolated("calibrate_job.measure_qaoa_parts")
     start_qaoa, start_qml = isolated("calibrate_job.measure_startup", "qaoa"), isolated("calibrate_job.measure_startup", "qml")
@@ -339,7 +343,7 @@ def local_calibration(*, refresh: bool = False) -> Calibration:
         qaoa_parallel_small_gflops=parallel_small, qaoa_parallel_gflops=parallel,
         qaoa_parallel_large_gflops=parallel_large,
         qml_step_s=step_s, qml_eval_s=eval_s, qml_small_gflops=qml_small, qml_mid_gflops=qml_mid, qml_gflops=qml_rate, qml_large_gflops=qml_large,
-        qml_huge_gflops=qml_huge, pool_wake_s=wake,
+        qml_huge_gflops=qml_huge, touch_s_per_gb=touch, pool_wake_s=wake,
         pool_submit_s=submit, fresh_s_per_gb=fresh, job_start_qaoa_s=start_qaoa, job_start_qml_s=start_qml,
         qaoa_diagonal_s=diagonal, qaoa_first_s_per_byte=first, qaoa_ending_s=ending, qaoa_job_factor=job_factor,
         measured=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -14,7 +14,9 @@ A job is billed from its start to its end. Besides its iterations (``model``, in
   (ranking the likeliest bitstrings, the answer), each at this machine's measured rate
   (``calibrate_job.measure_qaoa_parts``);
 - **QML's buffers**: the layer's states, faulted in at the first step (one chunk's, or the
-  evaluation's when larger), at the measured page-fault rate.
+  evaluation's when larger), at the first-touch rate of buffers allocated as the layer's
+  (``calibrate_qml.measure_touch``; a VM whose host took freed memory back pays 2-3 s/GB here, a
+  temporary's 0.5) per rank, the ranks faulting theirs at once.
 
 Every term scales with one core's speed on other machines (``model._core_ratio``). PennyLane
 devices keep :data:`PENNYLANE_START_S` (their start-up was not measured).
@@ -85,5 +87,5 @@ def fixed_seconds(workload: str, machine, cal, *, settings=None, work=None, buff
         size = qaoa_size_seconds(settings.n_nodes, settings.n_edges, work=work, cal=cal, core=core,
                                  problem=settings.problem)
     else:
-        size = buffer_bytes / 1e9 * cal.fresh_s_per_gb / core
+        size = buffer_bytes / 1e9 * (cal.touch_s_per_gb or cal.fresh_s_per_gb) / core
     return Fixed(start=start, compile=compile_, size=size)

@@ -48,8 +48,8 @@ def _chunk(n: int, batch: int, *, dtype: str, states: int, free: int, share: flo
 
 def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_machine: int, gpu: bool,
              kernels: str | None = None) -> QmlStep:
-    """Our engine's DressedQNN step on ``machine`` (``s``: the job's settings; ``held``: held-out
-    samples evaluated by every rank after each of the epochs of ``steps`` steps); ``kernels``: the
+    """Our engine's DressedQNN step on ``machine`` (``s``: the job's settings; ``held``: the held-out
+    samples one rank evaluates after each of the epochs of ``steps`` steps, its share of them); ``kernels``: the
     GPU's kernel set (``"triton"`` / ``"torch"``, :func:`qhybrid.estimate.gpu.kernel_path`; None: torch)."""
     from qhybrid.estimate import gpu as gpu_work
     from qhybrid.estimate import model, work
@@ -75,7 +75,7 @@ def qml_step(s, machine, cal, *, local_batch: int, held: int, steps: int, per_ma
     cores = machine.cores // per_machine or 1
     seconds = (model.gpu_seconds(w, machine, overhead_s=model.STEP_OVERHEAD_GPU_S) if gpu else
                model.qml_cpu_seconds(w, machine, cal, batch=local_batch, n_wires=s.nwires, cores=cores, chunk=chunk))
-    if held:  # every rank evaluates the held-out samples after each epoch: a share of each step
+    if held:  # the rank's held-out samples after each epoch: a share of each step
         ev = (gpu_work.qml_work(s.nwires, held, dtype=dtype, chunk=eval_chunk, states=eval_states, grad=False,
                                 kernels=kernel) if gpu else work.qml_eval_work(s.nwires, held, dtype=dtype, chunk=eval_chunk))
         seconds += (model.gpu_seconds(ev, machine, overhead_s=model.STEP_OVERHEAD_GPU_S / 3) if gpu else

@@ -52,7 +52,7 @@ def qml_parts(job, machine, cal, gpu: bool, notes: list, *, count: int, world: i
     if job.target.provider == "qhybrid":
         from qhybrid.estimate.qmlstep import qml_step
 
-        step = qml_step(s, machine, cal, local_batch=local_batch, held=held, steps=steps,
+        step = qml_step(s, machine, cal, local_batch=local_batch, held=-(-held // world), steps=steps,
                         per_machine=max(1, world // count), gpu=gpu, kernels=kernels or None)
         seconds, need = step.seconds, step.need
         fixed = _fixed("qml", machine, cal, notes, settings=s, buffer_bytes=step.need - work.RUNTIME_BYTES,

@@ -106,9 +106,17 @@ def _buffers(cache, count: int, numel: int, like: torch.Tensor) -> list[torch.Te
     if kept and (kept[0].numel() < numel or kept[0].dtype != like.dtype or kept[0].device != like.device):
         kept = []  # dropped before the new ones are allocated
     while len(kept) < count:
-        kept.append(torch.empty(numel if not kept else kept[0].numel(), dtype=like.dtype, device=like.device))
-        _huge_pages(kept[-1])
+        kept.append(new_buffer(numel if not kept else kept[0].numel(), like))
     return kept
+
+
+def new_buffer(numel: int, like: torch.Tensor) -> torch.Tensor:
+    """One state buffer of ``numel`` elements of ``like``'s dtype on its device, not yet touched (huge
+    pages asked for on a CPU): what the layer allocates, and what the calibration times the first
+    touch of (``calibrate_qml.measure_touch``)."""
+    buf = torch.empty(numel, dtype=like.dtype, device=like.device)
+    _huge_pages(buf)
+    return buf
 
 
 HUGE_PAGE = 2 << 20

@@ -23,7 +23,6 @@ all of them on one block, taking its chunks one by one from a shared counter
 """
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 
@@ -50,13 +49,17 @@ def lock_name(name: str, dtype) -> str:
     return f"{name}-{np.finfo(dtype).dtype.name}"
 
 
-def _first_use(name: str, dtype):
-    """The lock to run kernel ``name``'s first call under (it compiles or loads there), then nothing."""
+def _first_use(name: str, dtype) -> None:
+    """Kernel ``name`` compiled or loaded for ``dtype``, once a process: by :func:`compile_kernel`'s
+    call on a two-wire state under the kernel cache's lock, so the caller's own call then runs
+    unlocked (a data-parallel job's ranks wait for each other's compile, never for each other's
+    first call on a large state: at 26 wires that call faults gigabytes in)."""
     lock = lock_name(name, dtype)
     if lock in _USED:
-        return contextlib.nullcontext()
+        return
     _USED.add(lock)
-    return kernel_cache.compiling(lock)
+    with kernel_cache.compiling(lock):
+        compile_kernel(name, dtype)
 
 
 def compile_kernel(name: str, dtype) -> None:
@@ -150,8 +153,8 @@ def _each(planes, k, args_of, gates=1) -> None:
 def product(planes: np.ndarray, factors: np.ndarray) -> None:
     """``planes`` ``(B, 2, N)`` <- the product states of ``factors`` ``(B, n, 2)`` complex."""
     f = np.ascontiguousarray(factors)
-    with _first_use("batched_product", planes.dtype):
-        _each(planes, kernel("batched_product", 0), lambda s, c: (planes[s], f[s], c))
+    _first_use("batched_product", planes.dtype)
+    _each(planes, kernel("batched_product", 0), lambda s, c: (planes[s], f[s], c))
 
 
 def run(planes: np.ndarray, mats: np.ndarray, blks) -> None:
@@ -164,13 +167,13 @@ def run(planes: np.ndarray, mats: np.ndarray, blks) -> None:
     def block(p, blk, c):
         k(p, d[blk.index], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c)
 
-    with _first_use("batched_run", planes.dtype):
-        if _calls(planes, planes.shape[0] * planes.shape[2], len(mats))[0] is not None:
-            _each(planes, lambda p: [block(p, blk, np.zeros(1, np.int64)) for blk in blks],
-                  lambda s, c: (planes[s],), len(mats))
-            return
-        for blk in blks:
-            _each(planes, block, lambda s, c, blk=blk: (planes, blk, c), len(mats))
+    _first_use("batched_run", planes.dtype)
+    if _calls(planes, planes.shape[0] * planes.shape[2], len(mats))[0] is not None:
+        _each(planes, lambda p: [block(p, blk, np.zeros(1, np.int64)) for blk in blks],
+              lambda s, c: (planes[s],), len(mats))
+        return
+    for blk in blks:
+        _each(planes, block, lambda s, c, blk=blk: (planes, blk, c), len(mats))
 
 
 def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, blks) -> np.ndarray:
@@ -188,14 +191,14 @@ def sweep(psi: np.ndarray, lam: np.ndarray, mats: np.ndarray, blks) -> np.ndarra
         k(psi[s], lam[s], dags[blk.index], *blk.lay, blk.ext, blk.starts, blk.offs, blk.W, c, part)
         a[s, blk.index] += part
 
-    with _first_use("batched_sweep", psi.dtype):
-        if parts is not None:
-            run_parts(lambda s: [block(s, blk, np.zeros(1, np.int64), acc[0]) for blk in blks[::-1]],
-                      [(s,) for s in parts])
-        else:
-            for blk in blks[::-1]:
-                counter = np.zeros(1, np.int64)
-                run_parts(block, [(slice(None), blk, counter, acc[p]) for p in range(split)])
+    _first_use("batched_sweep", psi.dtype)
+    if parts is not None:
+        run_parts(lambda s: [block(s, blk, np.zeros(1, np.int64), acc[0]) for blk in blks[::-1]],
+                  [(s,) for s in parts])
+    else:
+        for blk in blks[::-1]:
+            counter = np.zeros(1, np.int64)
+            run_parts(block, [(slice(None), blk, counter, acc[p]) for p in range(split)])
     total = acc.sum(axis=0)
     return (total[..., 0::2] + 1j * total[..., 1::2]).reshape(psi.shape[0], gates, 2, 2)
 
@@ -210,13 +213,13 @@ def observe(psi: np.ndarray, lam: np.ndarray | None, obs: np.ndarray) -> np.ndar
     sums = np.zeros((split, psi.shape[0], 4))
     out = psi if lam is None else lam
     half = state_size(psi) // 2
-    with _first_use("batched_observe", psi.dtype):
-        if parts is not None:
-            run_parts(k, [(psi[s], out[s], o, half, lam is not None, np.zeros(1, np.int64), sums[0, s])
-                          for s in parts])
-        else:
-            counter = np.zeros(1, np.int64)
-            run_parts(k, [(psi, out, o, half, lam is not None, counter, sums[p]) for p in range(split)])
+    _first_use("batched_observe", psi.dtype)
+    if parts is not None:
+        run_parts(k, [(psi[s], out[s], o, half, lam is not None, np.zeros(1, np.int64), sums[0, s])
+                      for s in parts])
+    else:
+        counter = np.zeros(1, np.int64)
+        run_parts(k, [(psi, out, o, half, lam is not None, counter, sums[p]) for p in range(split)])
     s = sums.sum(axis=0)
     rho = np.empty((psi.shape[0], 2, 2), dtype=np.complex128)
     rho[:, 0, 0], rho[:, 1, 1] = s[:, 0], s[:, 1]
@@ -234,7 +237,7 @@ def factor_gradients(lam: np.ndarray, factors: np.ndarray, left: np.ndarray | No
     factors = np.ascontiguousarray(factors)
     out = np.empty(factors.shape, dtype=factors.dtype)
     left = np.empty((lam.shape[0], state_size(lam)), dtype=factors.dtype) if left is None else left
-    with _first_use("batched_factor_gradients", lam.dtype):
-        run_parts(k, [(lam[s], factors[s], left[s], out[s])
-                      for s in slices(lam.shape[0], threads_for(lam.shape[0] * lam.shape[2]))])
+    _first_use("batched_factor_gradients", lam.dtype)
+    run_parts(k, [(lam[s], factors[s], left[s], out[s])
+                  for s in slices(lam.shape[0], threads_for(lam.shape[0] * lam.shape[2]))])
     return out

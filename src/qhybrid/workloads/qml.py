@@ -20,6 +20,8 @@ sizes (``batch_size`` and ``ndata`` divisible by ``W``; checked), DDP's mean
 of the ranks' mean-loss gradients is the global batch's mean gradient, and the
 run follows the single-process trajectory to rounding. Rank 0 alone logs,
 checkpoints and writes results; loss and accuracy are all-reduced first.
+The held-out samples are shared out the same way (rank ``r`` evaluates ``r, r+W, ...``)
+and their sums all-reduced: each rank simulates a ``W``-th of them.
 
 Validation: a seeded, stratified split (``split``) holds out ``val_fraction`` of the
 samples, in each class's proportion; the rest train. The split does not depend on the
@@ -167,19 +169,32 @@ def train_epoch(net, optimizer, loader, where, chunks: list | None = None):
     return sums
 
 
-def evaluate(model, X, y, where) -> tuple[float | None, float | None]:
+def evaluate(model, X, y, where, *, world: int = 1, rank: int = 0) -> tuple[float | None, float | None]:
     """Mean margin loss and accuracy of ``model`` on held-out samples (None, None when there are none):
-    the job's evaluation after each epoch."""
+    the job's evaluation after each epoch. Over ``world`` ranks each evaluates every ``world``-th
+    sample from its ``rank`` and one all-reduce sums the losses and hits, so the answer is the
+    single process's (to rounding) at a ``world``-th of the simulations a rank."""
     import torch
 
-    from qhybrid.qml import accuracy, margin_loss
+    from qhybrid.qml import margin_loss
 
     if len(y) == 0:
         return None, None
-    model.eval()
-    with torch.no_grad():
-        scores = model(X.to(where))
-        return float(margin_loss(scores, y.to(where))), accuracy(scores, y.to(where))
+    X, y = X[rank::world], y[rank::world]
+    totals = torch.zeros(3, dtype=torch.float64)  # loss sum, hits, samples
+    if len(y):  # a rank past the last held-out sample adds nothing
+        model.eval()
+        with torch.no_grad():
+            scores = model(X.to(where))
+            labels = y.to(where)
+            totals[0] = float(margin_loss(scores, labels)) * len(y)
+            totals[1] = float(((scores > 0) == (labels > 0)).sum())
+            totals[2] = len(y)
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.all_reduce(totals)
+    return float(totals[0] / totals[2]), float(totals[1] / totals[2])
 
 
 def _summary(acc, n_val: int, n_train: int, y_val) -> str:
@@ -237,7 +252,7 @@ def _train(settings: Settings, *, device_string: str, target: Target, data_path=
         scheduler.step()
         if world > 1:
             dist.all_reduce(sums)
-        val_loss, val_acc = evaluate(model, X_val, y_val, where)
+        val_loss, val_acc = evaluate(model, X_val, y_val, where, world=world, rank=rank)
         _add_epoch(history, sums, val_loss, val_acc, time.perf_counter() - began)
         if rank == 0:
             _log_epoch(epoch, history, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
