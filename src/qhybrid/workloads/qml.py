@@ -182,8 +182,8 @@ def evaluate(model, X, y, where, *, world: int = 1, rank: int = 0) -> tuple[floa
         return None, None
     X, y = X[rank::world], y[rank::world]
     totals = torch.zeros(3, dtype=torch.float64)  # loss sum, hits, samples
+    model.eval()
     if len(y):  # a rank past the last held-out sample adds nothing
-        model.eval()
         with torch.no_grad():
             scores = model(X.to(where))
             labels = y.to(where)
@@ -191,10 +191,21 @@ def evaluate(model, X, y, where, *, world: int = 1, rank: int = 0) -> tuple[floa
             totals[1] = float(((scores > 0) == (labels > 0)).sum())
             totals[2] = len(y)
     if world > 1:
-        import torch.distributed as dist
-
-        dist.all_reduce(totals)
+        totals = all_reduce(totals, where)
     return float(totals[0] / totals[2]), float(totals[1] / totals[2])
+
+
+def all_reduce(sums, where):
+    """``sums`` (a CPU tensor) summed over the ranks: on the GPUs' device under nccl, which
+    reduces CUDA tensors only, in place under gloo."""
+    import torch.distributed as dist
+
+    if dist.get_backend() == "nccl":
+        on_device = sums.to(where)
+        dist.all_reduce(on_device)
+        return on_device.cpu()
+    dist.all_reduce(sums)
+    return sums
 
 
 def _summary(acc, n_val: int, n_train: int, y_val) -> str:
@@ -251,7 +262,7 @@ def _train(settings: Settings, *, device_string: str, target: Target, data_path=
         sums = train_epoch(net, optimizer, loader, where, train_chunks)
         scheduler.step()
         if world > 1:
-            dist.all_reduce(sums)
+            sums = all_reduce(sums, where)
         val_loss, val_acc = evaluate(model, X_val, y_val, where, world=world, rank=rank)
         _add_epoch(history, sums, val_loss, val_acc, time.perf_counter() - began)
         if rank == 0:
