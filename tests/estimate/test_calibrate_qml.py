@@ -30,3 +30,15 @@ def test_qml_step_is_the_jobs_training_step(monkeypatch):
 def test_fresh_temporaries_cost_something():
     assert 0 < calibrate_qml.measure_fresh(mib=40) < 100  # seconds per GB: page faults, not free, not stalled
     assert 0 < calibrate_qml.measure_touch(mib=32, pieces=2) < 100  # the layer's buffers' first touch
+
+
+def test_the_first_touch_takes_at_most_an_eighth_of_the_free_memory(monkeypatch):
+    import qhybrid.qml.adjoint as adjoint
+    import qhybrid.sim.memory as memory
+
+    sizes = []
+    real = adjoint.new_buffer
+    monkeypatch.setattr(memory, "available_bytes", lambda device="cpu", **_: 256 * 2**20)
+    monkeypatch.setattr(adjoint, "new_buffer", lambda numel, like: sizes.append(numel * 8) or real(numel, like))
+    assert calibrate_qml.measure_touch() > 0
+    assert sizes == [8 * 2**20] * 4  # 32 MiB in 4 pieces, not 1 GiB

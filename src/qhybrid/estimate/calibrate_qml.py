@@ -123,13 +123,18 @@ def measure_touch(mib: int = 1024, pieces: int = 4) -> float:
     huge pages asked for): ``mib`` MiB in ``pieces`` buffers, all kept until the end, one write a
     4 KiB page, the slowest piece's rate. Memory freed a moment ago comes back cheap (here 0.12 s/GB
     against 2-2.7 s/GB on this VM, whose host takes freed memory back after a few seconds), and a job's
-    gigabytes of buffers are mostly not that: the slowest piece is the one past it."""
+    gigabytes of buffers are mostly not that: the slowest piece is the one past it. At most an
+    eighth of the free memory."""
     import time
 
     import torch
 
     from qhybrid.qml.adjoint import new_buffer
+    from qhybrid.sim.memory import available_bytes
 
+    free = available_bytes("cpu")
+    if free is not None:  # a small machine: an eighth of its free memory at most
+        mib = max(pieces, min(mib, free // 8 // 2**20))
     like = torch.empty(0, dtype=torch.float64)
     kept, worst = [], 0.0
     for _ in range(pieces):
