@@ -177,13 +177,12 @@ def measure_qml(wake_s: float = 0.0, submit_s: float = 0.0, cache_gbs: float = 1
             eval_s = min(eval_s, _best(qml_eval(model, QML_EVAL), repeats=5))
     fresh = measure_fresh()
     cores = local_cores()
-    figures = qml_figures(times, cores=cores, wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs,
-                          dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(), eval_s=eval_s, fresh_s_per_gb=fresh)
+    parts = dict(wake_s=wake_s, submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(),
+                 fresh_s_per_gb=fresh)
+    figures = qml_figures(times, cores=cores, eval_s=eval_s, **parts)
     batch = max(1, min(cores, QML_HUGE_BATCH))
-    n = qml_huge_wires(local_l3_bytes(), batch)
+    n = qml_huge_wires(parts["l3_bytes"], batch)
     step = qml_step(DressedQNN(n, generator=torch.Generator().manual_seed(0)), batch)
     step()  # the state buffers: mapped and faulted in once, as a job's first step does
-    huge = rate_per_thread(_best(step, repeats=2), n, batch, step_s=figures[0], cores=cores, wake_s=wake_s,
-                           submit_s=submit_s, cache_gbs=cache_gbs, dram_gbs=dram_gbs, l3_bytes=local_l3_bytes(),
-                           fresh_s_per_gb=fresh)
+    huge = rate_per_thread(_best(step, repeats=2), n, batch, step_s=figures[0], cores=cores, **parts)
     return (*figures, fresh, huge, touch)

@@ -68,12 +68,10 @@ QAOA_LARGE_FACTOR = ((21, 1.0), (23, 1.0), (24, 0.79), (25, 0.74), (26, 0.92), (
 def qaoa_large_factor(simulated_qubits: int) -> float:
     """:data:`QAOA_LARGE_FACTOR` at ``simulated_qubits`` (1 up to 21; linear between the points, held after)."""
     points = QAOA_LARGE_FACTOR
-    if simulated_qubits >= points[-1][0]:
-        return points[-1][1]
     for (x0, y0), (x1, y1) in zip(points, points[1:]):
         if simulated_qubits <= x1:
             return _between(simulated_qubits, x0, y0, x1, y1)
-    return 1.0  # pragma: no cover - the points end at the last one
+    return points[-1][1]
 
 
 def qaoa_cpu_seconds(work, machine, cal, *, simulated_qubits: int) -> float:

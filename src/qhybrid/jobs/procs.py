@@ -217,7 +217,7 @@ def end_descendants(grace: float = 1.0, *, keep=(), spare=(), rounds: int = 20) 
         victims = descendants(spare=spare)
         if not victims:
             break
-        found.update((pid, start) for pid, start in victims)
+        found.update(map(tuple, victims))
         kill_pids(victims, grace=grace)
         grace = 0.2
         reap_orphans(keep)

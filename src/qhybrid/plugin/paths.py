@@ -26,6 +26,12 @@ import numpy as np
 from ..sim import small
 from . import engine
 
+def state_numpy(state) -> np.ndarray:
+    """A state of either path as numpy: a numpy array as it is, a torch tensor's numpy view (torch's
+    elementwise ops on small tensors cost ms on 2 busy cores)."""
+    return state if isinstance(state, np.ndarray) else state.detach().cpu().resolve_conj().numpy()
+
+
 #: Circuits of at least this many wires move to the engine once numpy has spent
 #: :data:`SWITCH_SECONDS` on them (smaller ones cost the same on both: the call's overhead).
 SWITCH_WIRES = 8

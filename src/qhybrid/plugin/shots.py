@@ -21,9 +21,9 @@ import functools
 import numpy as np
 from pennylane.measurements import CountsMP, ExpectationMP, ProbabilityMP, SampleMP, VarianceMP
 
-from ..sim import small
 from . import engine
 from .counts import counted_from_indices, counts_dict, sub_indices
+from .paths import state_numpy
 
 
 def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool = True) -> np.ndarray:
@@ -39,14 +39,13 @@ def basis_indices(state, shots: int, rng: np.random.Generator, *, ordered: bool 
     Returns:
         int64 indices, wire 0 the most significant bit.
     """
-    state = _numpy(state)
-    return draw_indices(np.asarray(state.real**2 + state.imag**2, dtype=np.float64), shots, rng, ordered=ordered)
+    return draw_indices(_probabilities(state), shots, rng, ordered=ordered)
 
 
-def _numpy(state) -> np.ndarray:
-    """``state`` as a numpy array: a torch tensor's numpy view (torch's elementwise ops on small
-    tensors cost ms on 2 busy cores), an array as it is."""
-    return state if isinstance(state, np.ndarray) else state.detach().cpu().resolve_conj().numpy()
+def _probabilities(state) -> np.ndarray:
+    """``|state|**2`` as float64 numpy (a numpy array or torch tensor of any shape)."""
+    state = state_numpy(state)
+    return np.asarray(state.real**2 + state.imag**2, dtype=np.float64)
 
 
 def draw_indices(p: np.ndarray, shots: int, rng: np.random.Generator, *, ordered: bool = True) -> np.ndarray:
@@ -134,19 +133,6 @@ def _eigenvalues_at(mp, diag, indices: np.ndarray, position: dict, n: int) -> np
     return eig[sub_indices(indices, [position[w] for w in mp.wires], n)]
 
 
-def _rotated(device, state, gates, wire_order):
-    """``state`` after the diagonalizing ``gates``: on a CPU, by numpy on numpy's view of the
-    state whichever path ran the circuit (a few one-qubit gates, one pass each: at 16 wires
-    ~0.3 ms against ~7 ms through the engine's torch steps), else the device's rotation."""
-    if not gates or device._torch_device != "cpu":
-        return device._rotated(state, gates, wire_order)
-    st = _numpy(state)
-    wire_map = {w: i for i, w in enumerate(wire_order)}
-    n = st.shape[1].bit_length() - 1
-    rot = engine.Circuit(n, tuple(engine.convert_op(g, wire_map) for g in gates), (), st)
-    return small.final_state(rot, dtype=st.dtype)
-
-
 #: Measurements of one bin whose result does not depend on the order of the draws.
 _ORDERLESS = (ExpectationMP, VarianceMP, CountsMP, ProbabilityMP)
 
@@ -174,13 +160,12 @@ def _draw(device, state, diag, mps, *, wire_order, shots: int, ordered: bool):
     same joint distribution of every statistic of those wires as a draw over all wires, at the
     cost of one pass over the state instead of a draw from its ``2**n`` outcomes."""
     position = {w: i for i, w in enumerate(wire_order)}
-    st = _rotated(device, state, diag, wire_order)
+    st = device._rotated(state, diag, wire_order)
     read = None if ordered else _marginal_wires(mps, wire_order)
     if read is None or len(read) == len(wire_order):
         return basis_indices(st, shots, device._rng, ordered=ordered)[0], position, len(position)
-    st = _numpy(st)
     n = len(position)
-    p = np.asarray(st.real**2 + st.imag**2, dtype=np.float64).reshape((2,) * n)
+    p = _probabilities(st).reshape((2,) * n)
     keep = {position[w] for w in read}
     p = p.sum(axis=tuple(i for i in range(n) if i not in keep)).reshape(1, -1)
     local = {w: j for j, w in enumerate(read)}

@@ -40,7 +40,7 @@ SPLIT_MIN = 1 << 17
 
 #: The kernels the entry points below run, in the order a QML training step first needs them.
 KERNELS = ("batched_product", "batched_run", "batched_observe", "batched_sweep", "batched_factor_gradients")
-_USED: set = set()  # lock names whose kernel this process has called once
+_USED: set = set()  # (kernel name, dtype) this process has loaded
 
 
 def lock_name(name: str, dtype) -> str:
@@ -54,11 +54,10 @@ def _first_use(name: str, dtype) -> None:
     call on a two-wire state under the kernel cache's lock, so the caller's own call then runs
     unlocked (a data-parallel job's ranks wait for each other's compile, never for each other's
     first call on a large state: at 26 wires that call faults gigabytes in)."""
-    lock = lock_name(name, dtype)
-    if lock in _USED:
+    if (name, dtype) in _USED:  # every kernel call passes here: no lock name formatted
         return
-    _USED.add(lock)
-    with kernel_cache.compiling(lock):
+    _USED.add((name, dtype))
+    with kernel_cache.compiling(lock_name(name, dtype)):
         compile_kernel(name, dtype)
 
 

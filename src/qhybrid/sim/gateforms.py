@@ -54,7 +54,7 @@ def matrix_of(form):
     """The table's ``matrix`` builder of a matrix form: ``(P, 2, 2)`` from ``(P,)`` parameters
     (``P`` the longest; the others of length 1)."""
     def build(p, k):
-        out = np.empty((len(p[0]) if len(p) == 1 else max(map(len, p)), 2, 2), dtype=complex)
+        out = np.empty((max(map(len, p)), 2, 2), dtype=complex)
         out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = form(np, *p)
         return out
 

@@ -73,16 +73,12 @@ def scalar_matrix(operator):
     are plain numbers, else from ``operator(op)`` (``(array, diagonal)``, batch axis of 1)."""
     def matrix(op) -> tuple:
         form = _SCALAR.get(op.name)
-        if form is not None:
-            ps = op.params
-            args = [float(p) for p in ps if isinstance(p, _SCALARS)]
-            if len(args) == len(ps):
-                f, diagonal = form
-                if diagonal:
-                    (a, d), b, c = f(*args), 0j, 0j
-                else:
-                    a, b, c, d = f(*args)
-                return (a.conjugate(), c.conjugate(), b.conjugate(), d.conjugate()) if op.adjoint else (a, b, c, d)
+        args = None if form is None else [float(p) for p in op.params if isinstance(p, _SCALARS)]
+        if args is not None and len(args) == len(op.params):
+            f, diagonal = form
+            entries = f(*args)
+            a, b, c, d = (entries[0], 0j, 0j, entries[1]) if diagonal else entries
+            return (a.conjugate(), c.conjugate(), b.conjugate(), d.conjugate()) if op.adjoint else (a, b, c, d)
         array, diagonal = operator(op)
         if diagonal:
             d0, d1 = array.reshape(-1).tolist()

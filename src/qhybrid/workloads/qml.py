@@ -141,17 +141,24 @@ def set_threads(device: str | Target) -> None:
 def train_step(net, optimizer, xb, yb):
     """One optimizer step of the job on the batch ``(xb, yb)``: ``[loss sum, correct, count]`` (float64),
     the loss and accuracy taken in the batch's forward pass, before the update."""
-    import torch
-
-    from qhybrid.qml import accuracy, margin_loss
+    from qhybrid.qml import margin_loss
 
     optimizer.zero_grad()
     scores = net(xb)
     loss = margin_loss(scores, yb)
     loss.backward()
     optimizer.step()
-    n = len(yb)
-    return torch.tensor([float(loss.detach()) * n, accuracy(scores.detach(), yb) * n, n], dtype=torch.float64)
+    return _sums(float(loss.detach()), scores.detach(), yb)
+
+
+def _sums(loss: float, scores, labels):
+    """``[loss sum, correct, count]`` (float64, on the CPU) of a batch whose mean loss is ``loss``:
+    what the ranks add up, for the epoch's training metrics and for the held-out ones."""
+    import torch
+
+    n = len(labels)
+    hits = float(((scores > 0) == (labels > 0)).sum())  # qml.accuracy's rule, counted: sums of ranks stay exact
+    return torch.tensor([loss * n, hits, n], dtype=torch.float64)
 
 
 def train_epoch(net, optimizer, loader, where, chunks: list | None = None):
@@ -181,15 +188,12 @@ def evaluate(model, X, y, where, *, world: int = 1, rank: int = 0) -> tuple[floa
     if len(y) == 0:
         return None, None
     X, y = X[rank::world], y[rank::world]
-    totals = torch.zeros(3, dtype=torch.float64)  # loss sum, hits, samples
+    totals = torch.zeros(3, dtype=torch.float64)  # a rank past the last held-out sample adds nothing
     model.eval()
-    if len(y):  # a rank past the last held-out sample adds nothing
+    if len(y):
         with torch.no_grad():
             scores = model(X.to(where))
-            labels = y.to(where)
-            totals[0] = float(margin_loss(scores, labels)) * len(y)
-            totals[1] = float(((scores > 0) == (labels > 0)).sum())
-            totals[2] = len(y)
+            totals = _sums(float(margin_loss(scores, y.to(where))), scores, y.to(where))
     if world > 1:
         totals = all_reduce(totals, where)
     return float(totals[0] / totals[2]), float(totals[1] / totals[2])
